@@ -1,0 +1,36 @@
+# foresight — see README.md. Every target installs what it needs (make setup) first.
+REPO ?= demo/minilib
+STAGE ?=
+CLONE ?=
+FORESIGHT = node_modules/.bin/tsx pipeline/bin.ts
+CLONE_FLAG = $(if $(CLONE),--clone $(CLONE),)
+
+.PHONY: setup demo test mine stage publish typecheck bench clean-demo
+
+setup:
+	@bash scripts/setup.sh
+
+## Mine the bundled demo repository end to end (no network, no keys) and print a summary.
+demo: setup
+	@$(FORESIGHT) demo
+
+## Unit tests and the end-to-end test through real Docker.
+test: setup
+	@bash scripts/setup-python.sh
+	@node_modules/.bin/tsc --noEmit -p .
+	@node_modules/.bin/vitest run
+
+## Mine a repository: make mine REPO=owner/name [CLONE=path/to/local/clone]
+mine: setup
+	@$(FORESIGHT) run --repo $(REPO) $(CLONE_FLAG)
+
+## Rerun one stage and those after it on cached artifacts: make stage STAGE=validate [REPO=owner/name]
+stage: setup
+	@test -n "$(STAGE)" || { echo "make stage: set STAGE to one of discover szz extract validate judge emit" >&2; exit 2; }
+	@$(FORESIGHT) run --repo $(REPO) $(CLONE_FLAG) --from $(STAGE)
+
+typecheck:
+	@node_modules/.bin/tsc --noEmit -p .
+
+clean-demo:
+	rm -rf data/demo__minilib

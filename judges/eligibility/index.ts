@@ -1,0 +1,36 @@
+import { z } from 'zod';
+import type { Judge } from '../types.ts';
+
+export const EligibilitySchema = z.object({
+  verdict: z.enum(['bug_fix', 'feature', 'revert', 'refactor', 'not_a_bug']),
+  reason: z.string(),
+});
+export type Eligibility = z.infer<typeof EligibilitySchema>;
+
+const REVERT = /^revert\b/i;
+const FIX = /\b(fix(e[sd])?|bug|regression|crash(es|ed)?|broken|incorrect|wrong|mishandl\w*|error|edge case)\b/i;
+const FEATURE = /^(add(s|ed)?|support|implement|introduce|allow|enable|new|provide|expose)\b/i;
+const REFACTOR = /^(refactor|clean ?up|rename|reformat|move|simplify|tidy)\b/i;
+
+/** Is PR2 a fix of an edge case PR1 missed (not a feature, revert, refactor or non-bug)? */
+export const eligibilityJudge: Judge<Eligibility> = {
+  name: 'eligibility',
+  schema: EligibilitySchema,
+  prompt(input) {
+    return {
+      system:
+        'You classify a pull request. Answer with a JSON object {"verdict": one of "bug_fix", "feature", "revert", "refactor", "not_a_bug", "reason": one sentence}. ' +
+        '"bug_fix" only when the PR corrects behaviour that was wrong for some input or situation (an edge case, a crash, a regression).',
+      user: `PR #${input.pr2.number}: ${input.pr2.title}\n\n${input.pr2.body}\n\nSource diff:\n${input.pr2.patch.slice(0, 12000)}\n\nTest diff:\n${input.pr2.testPatch.slice(0, 6000)}`,
+    };
+  },
+  rules(input) {
+    const title = input.pr2.title.trim();
+    if (REVERT.test(title)) return { verdict: 'revert', reason: `the title starts with "Revert": ${title}` };
+    if (FIX.test(title)) return { verdict: 'bug_fix', reason: `the title describes a fix: ${title}` };
+    if (FEATURE.test(title)) return { verdict: 'feature', reason: `the title describes new functionality: ${title}` };
+    if (REFACTOR.test(title)) return { verdict: 'refactor', reason: `the title describes a refactoring: ${title}` };
+    return { verdict: 'not_a_bug', reason: `the title names no defect: ${title}` };
+  },
+  passes: (v) => v.verdict === 'bug_fix',
+};

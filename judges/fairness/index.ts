@@ -1,0 +1,70 @@
+import { z } from 'zod';
+import { addedLines, identifiers, ngrams, words } from '../text.ts';
+import type { Judge, JudgeInput } from '../types.ts';
+
+export const FairnessSchema = z.object({
+  leak: z.boolean(),
+  prescribes_mechanism: z.boolean(),
+  reason: z.string(),
+});
+export type Fairness = z.infer<typeof FairnessSchema>;
+
+/** Identifiers PR2 introduces that PR1's own text and diff never use: seeing one in PR1's statement is a leak. */
+function pr2OnlyIdentifiers(input: JudgeInput): Set<string> {
+  const pr1 = identifiers([input.pr1.title, input.pr1.body, input.pr1.patch, input.pr1.testPatch].join('\n'));
+  const pr2 = identifiers([...addedLines(input.pr2.patch), ...addedLines(input.pr2.testPatch), input.pr2.title].join('\n'));
+  return new Set([...pr2].filter((id) => !pr1.has(id)));
+}
+
+/** A statement that quotes PR1's own code tells the agent the mechanism instead of the intent. */
+function quotedCode(input: JudgeInput): string | null {
+  const statement = input.problemStatement;
+  for (const line of addedLines(input.pr1.patch)) {
+    const t = line.trim();
+    if (t.length >= 25 && !t.startsWith('#') && !t.startsWith('"""') && statement.includes(t)) return t;
+  }
+  return null;
+}
+
+const RULE_SETS: Record<string, (input: JudgeInput) => { leak: string | null }> = {
+  /** Leak = an identifier only PR2 introduces appears in the statement. */
+  identifiers(input) {
+    const stated = identifiers(input.problemStatement);
+    const hit = [...pr2OnlyIdentifiers(input)].find((id) => stated.has(id));
+    return { leak: hit ? `the statement names ${hit}, which only PR2 introduces` : null };
+  },
+  /** Leak = the statement shares a 6-word phrase with PR2's title or description. */
+  overlap(input) {
+    const pr2 = ngrams(words(`${input.pr2.title}\n${input.pr2.body}`), 6);
+    const hit = [...ngrams(words(input.problemStatement), 6)].find((g) => pr2.has(g));
+    return { leak: hit ? `the statement repeats PR2's words "${hit}"` : null };
+  },
+};
+
+/** Is PR1's statement free of any leak of the future fix and of mechanism prescription? */
+export const fairnessJudge: Judge<Fairness> = {
+  name: 'fairness',
+  schema: FairnessSchema,
+  prompt(input) {
+    return {
+      system:
+        'An agent will be given TASK (written from PR1) and later graded, without being told, on tests from a later PR2. ' +
+        'Decide whether TASK leaks anything about PR2 (its bug, fix, names or tests) and whether TASK prescribes the implementation mechanism instead of stating intent. ' +
+        'Answer with a JSON object {"leak": boolean, "prescribes_mechanism": boolean, "reason": one sentence}.',
+      user:
+        `TASK:\n${input.problemStatement}\n\nPR1 diff (for reference):\n${input.pr1.patch.slice(0, 8000)}\n\n` +
+        `PR2 #${input.pr2.number}: ${input.pr2.title}\n\n${input.pr2.body}\n\nPR2 diff:\n${input.pr2.patch.slice(0, 8000)}\n\nPR2 tests:\n${input.pr2.testPatch.slice(0, 6000)}`,
+    };
+  },
+  rules(input, variant) {
+    const ruleSet = RULE_SETS[variant];
+    if (!ruleSet) throw new Error(`unknown fairness rule set ${variant}; known: ${Object.keys(RULE_SETS).join(', ')}`);
+    const { leak } = ruleSet(input);
+    const quoted = quotedCode(input);
+    const reasons = [leak, quoted ? `the statement quotes PR1's code: ${quoted}` : null].filter(Boolean);
+    return { leak: leak !== null, prescribes_mechanism: quoted !== null, reason: reasons.join('; ') || 'no leak of PR2 and no quoted implementation' };
+  },
+  passes: (v) => !v.leak && !v.prescribes_mechanism,
+};
+
+export const FAIRNESS_RULE_SETS = Object.keys(RULE_SETS);

@@ -1,0 +1,94 @@
+import { z } from 'zod';
+import { ForesightError } from '../../pipeline/errors.ts';
+
+/** Settings for the LLM judges; `null` from `llmConfigFromEnv` means "use the offline rules provider". */
+export interface LlmConfig {
+  /** OpenAI-compatible base URL (http or https). */
+  baseURL: string;
+  apiKey: string;
+  /** Model for the eligibility and attribution judges. */
+  judgeModel: string;
+  /** Two distinct models, one for each independent fairness judge. */
+  fairnessModels: [string, string];
+}
+
+export const LLM_ENV = {
+  baseURL: 'FORESIGHT_LLM_BASE_URL',
+  apiKey: 'FORESIGHT_LLM_API_KEY',
+  judgeModel: 'FORESIGHT_JUDGE_MODEL',
+  fairnessModels: 'FORESIGHT_FAIRNESS_MODELS',
+} as const satisfies Record<keyof LlmConfig, string>;
+
+const modelName = z
+  .string()
+  .min(1, 'is not set')
+  .regex(/^\S*$/, 'must be a model name without spaces');
+
+const configSchema = z.object({
+  baseURL: z
+    .string()
+    .min(1, 'is not set')
+    .pipe(z.url({ protocol: /^https?$/, message: 'must be an http:// or https:// URL' })),
+  apiKey: z.string().min(1, 'is not set (use any non-empty value for a server without auth)'),
+  judgeModel: modelName,
+  fairnessModels: z
+    .array(modelName)
+    .refine((models) => models.length === 2, {
+      message: 'must name exactly two models, comma-separated',
+      abort: true,
+    })
+    .refine((models) => new Set(models).size === models.length, {
+      message: 'must name two distinct models (the two fairness judges are independent)',
+    }),
+});
+
+const REMEDY: Record<keyof LlmConfig, string> = {
+  baseURL: `set ${LLM_ENV.baseURL} to the endpoint's http(s) base URL, e.g. https://api.openai.com/v1, or unset it to use the offline rules`,
+  apiKey: `set ${LLM_ENV.apiKey}`,
+  judgeModel: `set ${LLM_ENV.judgeModel} to the model for the eligibility and attribution judges`,
+  fairnessModels: `set ${LLM_ENV.fairnessModels} to two distinct models, e.g. "model-a,model-b"`,
+};
+
+/**
+ * Read the LLM judge settings from the environment.
+ * Returns `null` when `FORESIGHT_LLM_BASE_URL` is unset (the caller uses the offline rules provider);
+ * throws ForesightError when the settings are partial or invalid.
+ */
+export function llmConfigFromEnv(env: NodeJS.ProcessEnv = process.env): LlmConfig | null {
+  const read = (name: string): string => (env[name] ?? '').trim();
+  const baseURL = read(LLM_ENV.baseURL);
+  const judgeModel = read(LLM_ENV.judgeModel);
+  const fairnessRaw = read(LLM_ENV.fairnessModels);
+
+  if (baseURL === '') {
+    // Models named without an endpoint: the user meant to use LLM judges, so don't silently fall back.
+    const named = [judgeModel && LLM_ENV.judgeModel, fairnessRaw && LLM_ENV.fairnessModels].filter(Boolean);
+    if (named.length > 0) {
+      throw new ForesightError(`${named.join(' and ')} ${named.length > 1 ? 'are' : 'is'} set but ${LLM_ENV.baseURL} is not`, {
+        remedy: `set ${LLM_ENV.baseURL} to the LLM endpoint, or unset ${named.join(' and ')} to use the offline rules`,
+      });
+    }
+    return null;
+  }
+
+  const result = configSchema.safeParse({
+    baseURL,
+    apiKey: env[LLM_ENV.apiKey] ?? '',
+    judgeModel,
+    fairnessModels: fairnessRaw === '' ? [] : fairnessRaw.split(',').map((m) => m.trim()).filter((m) => m !== ''),
+  });
+  if (result.success) {
+    const { fairnessModels } = result.data;
+    return { ...result.data, fairnessModels: [fairnessModels[0]!, fairnessModels[1]!] };
+  }
+
+  const problems = result.error.issues.map((issue) => {
+    const field = issue.path[0] as keyof LlmConfig;
+    return { field, text: `${LLM_ENV[field]} ${issue.message}` };
+  });
+  const first = problems[0]!;
+  // Never echo the API key's value; the other fields are not secret.
+  throw new ForesightError(`invalid LLM judge settings: ${problems.map((p) => p.text).join('; ')}`, {
+    remedy: REMEDY[first.field],
+  });
+}

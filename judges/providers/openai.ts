@@ -1,0 +1,257 @@
+import { inspect } from 'node:util';
+import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError } from 'openai';
+import type { z } from 'zod';
+import { ForesightError } from '../../pipeline/errors.ts';
+import type { Judge, JudgeInput, JudgeProvider } from '../types.ts';
+
+export interface OpenAIProviderOptions {
+  /** OpenAI-compatible base URL, e.g. `https://api.openai.com/v1` or `http://127.0.0.1:8000/v1`. */
+  baseURL: string;
+  apiKey: string;
+  model: string;
+  /** Per-request timeout (each attempt). Default 120 s. */
+  timeoutMs?: number;
+  /** Retries the client makes on 408/409/429/5xx and connection errors. Default 3. */
+  maxRetries?: number;
+  fetch?: typeof fetch;
+}
+
+type Message = OpenAI.Chat.Completions.ChatCompletionMessageParam;
+
+const DEFAULT_TIMEOUT_MS = 120_000;
+const DEFAULT_MAX_RETRIES = 3;
+/** Longest piece of upstream text (server error, model reply) quoted in an error message. */
+const QUOTE_LIMIT = 300;
+
+/** A judge provider backed by any endpoint speaking the OpenAI chat-completions protocol. */
+export function openaiProvider(opts: OpenAIProviderOptions): JudgeProvider {
+  const { apiKey, model } = opts;
+  if (!apiKey) {
+    throw new ForesightError('no API key given for the LLM endpoint', {
+      remedy: 'set FORESIGHT_LLM_API_KEY (any non-empty value for a server without auth)',
+    });
+  }
+  const redact = (text: string): string => text.split(apiKey).join('[redacted]');
+  const endpoint = describeEndpoint(opts.baseURL);
+  const maxRetries = opts.maxRetries ?? DEFAULT_MAX_RETRIES;
+  const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+
+  const client = new OpenAI({
+    baseURL: opts.baseURL,
+    apiKey,
+    timeout: timeoutMs,
+    maxRetries,
+    ...(opts.fetch ? { fetch: opts.fetch } : {}),
+    // Never pick up credentials or ids for api.openai.com from the environment and send them elsewhere.
+    adminAPIKey: null,
+    organization: null,
+    project: null,
+    webhookSecret: null,
+    logger: redactingLogger(redact),
+  });
+
+  async function complete(judgeName: string, messages: Message[]): Promise<Reply> {
+    try {
+      const res = await client.chat.completions.create({
+        model,
+        messages,
+        temperature: 0,
+        response_format: { type: 'json_object' },
+      });
+      const choice = res.choices?.[0];
+      return {
+        content: choice?.message?.content ?? null,
+        refusal: choice?.message?.refusal ?? null,
+        finishReason: choice?.finish_reason ?? null,
+      };
+    } catch (err) {
+      throw toForesightError(err, { judgeName, model, endpoint, maxRetries, timeoutMs, redact });
+    }
+  }
+
+  return {
+    name: 'openai-compatible',
+    model,
+    async ask<V>(judge: Judge<V>, input: JudgeInput): Promise<V> {
+      const { system, user } = judge.prompt(input);
+      const messages: Message[] = [
+        { role: 'system', content: mentionsJson(system, user) ? system : `${system}\n\nReply with a single JSON object.` },
+        { role: 'user', content: user },
+      ];
+
+      const first = await complete(judge.name, messages);
+      const firstVerdict = parseVerdict(first, judge.schema);
+      if (firstVerdict.ok) return firstVerdict.value;
+
+      messages.push(
+        { role: 'assistant', content: first.content ?? '' },
+        {
+          role: 'user',
+          content:
+            `Your reply could not be used: ${firstVerdict.issue}\n` +
+            'Reply again with only a JSON object that satisfies the requested format, and nothing else.',
+        },
+      );
+      const second = await complete(judge.name, messages);
+      const secondVerdict = parseVerdict(second, judge.schema);
+      if (secondVerdict.ok) return secondVerdict.value;
+
+      throw new ForesightError(
+        redact(`the ${judge.name} judge's model ${model} returned an unusable verdict twice: ${secondVerdict.issue}`),
+        {
+          remedy: 'use a model that follows JSON instructions (FORESIGHT_JUDGE_MODEL / FORESIGHT_FAIRNESS_MODELS), then rerun',
+          external: true,
+        },
+      );
+    },
+  };
+}
+
+interface Reply {
+  content: string | null;
+  refusal: string | null;
+  finishReason: string | null;
+}
+
+type Parsed<V> = { ok: true; value: V } | { ok: false; issue: string };
+
+/** Parse a reply as JSON (bare, or inside a ```json fence) and validate it against the judge's schema. */
+export function parseVerdict<V>(reply: Reply, schema: z.ZodType<V>): Parsed<V> {
+  const cutOff = reply.finishReason === 'length' ? ' (the reply was cut off at the token limit)' : '';
+  if (reply.content === null || reply.content.trim() === '') {
+    const why = reply.refusal ? `the model refused: ${quote(reply.refusal)}` : 'the reply was empty';
+    return { ok: false, issue: why + cutOff };
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(unfence(reply.content));
+  } catch (err) {
+    const why = err instanceof Error ? err.message : String(err);
+    return { ok: false, issue: `the reply is not valid JSON (${why})${cutOff}: ${quote(reply.content)}` };
+  }
+  const result = schema.safeParse(json);
+  if (result.success) return { ok: true, value: result.data };
+  return { ok: false, issue: `the JSON does not match the verdict schema: ${describeIssues(result.error)}` };
+}
+
+function unfence(content: string): string {
+  const text = content.trim();
+  const fenced = /```(?:json|JSON)?[ \t]*\r?\n?([\s\S]*?)```/.exec(text);
+  return fenced?.[1] !== undefined ? fenced[1].trim() : text;
+}
+
+function describeIssues(error: z.ZodError): string {
+  return error.issues
+    .slice(0, 5)
+    .map((issue) => `${issue.path.length ? issue.path.join('.') : '(root)'}: ${issue.message}`)
+    .join('; ');
+}
+
+function quote(text: string): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return JSON.stringify(flat.length > QUOTE_LIMIT ? `${flat.slice(0, QUOTE_LIMIT)}…` : flat);
+}
+
+/** OpenAI's JSON mode rejects requests whose messages never mention JSON. */
+function mentionsJson(...texts: string[]): boolean {
+  return texts.some((t) => /json/i.test(t));
+}
+
+/** Host (and path) of the endpoint without any userinfo, for error messages. */
+function describeEndpoint(baseURL: string): string {
+  try {
+    const url = new URL(baseURL);
+    return `${url.protocol}//${url.host}${url.pathname.replace(/\/$/, '')}`;
+  } catch {
+    return 'the configured LLM endpoint';
+  }
+}
+
+function toForesightError(
+  err: unknown,
+  ctx: {
+    judgeName: string;
+    model: string;
+    endpoint: string;
+    maxRetries: number;
+    timeoutMs: number;
+    redact: (s: string) => string;
+  },
+): ForesightError {
+  if (err instanceof ForesightError) return err;
+  const { judgeName, model, endpoint, maxRetries, timeoutMs, redact } = ctx;
+  const who = `${judgeName} judge, model ${model}, ${endpoint}`;
+  const attempts = `${maxRetries + 1} attempt${maxRetries === 0 ? '' : 's'}`;
+  const make = (message: string, remedy: string, external: boolean) =>
+    new ForesightError(redact(message), { remedy, external });
+
+  if (err instanceof APIConnectionTimeoutError) {
+    return make(
+      `the LLM endpoint did not answer within ${timeoutMs} ms (${who}; ${attempts})`,
+      'check that FORESIGHT_LLM_BASE_URL is up and not overloaded, then rerun',
+      true,
+    );
+  }
+  if (err instanceof APIConnectionError) {
+    const cause = err.cause instanceof Error ? `: ${err.cause.message}` : '';
+    return make(
+      `could not connect to the LLM endpoint (${who}; ${attempts})${cause}`,
+      'check FORESIGHT_LLM_BASE_URL and that the server is running',
+      true,
+    );
+  }
+  if (err instanceof APIError && err.status !== undefined) {
+    const status = err.status;
+    const detail = err.message ? `: ${quote(err.message)}` : '';
+    if (status === 401) {
+      return make(`the LLM endpoint rejected the API key (HTTP 401; ${who})`, 'set FORESIGHT_LLM_API_KEY to a valid key for this endpoint', false);
+    }
+    if (status === 403) {
+      return make(
+        `the LLM endpoint refused access (HTTP 403; ${who})${detail}`,
+        'check that FORESIGHT_LLM_API_KEY may use this model',
+        false,
+      );
+    }
+    if (status === 404) {
+      return make(
+        `the LLM endpoint has no such model or route (HTTP 404; ${who})${detail}`,
+        'check FORESIGHT_LLM_BASE_URL (usually ends in /v1) and the model names',
+        false,
+      );
+    }
+    if (status === 429) {
+      return make(
+        `the LLM endpoint kept rate-limiting requests (HTTP 429 after ${attempts}; ${who})${detail}`,
+        'wait and rerun, lower the concurrency, or raise the rate limit of the API key',
+        true,
+      );
+    }
+    if (status >= 500 || status === 408 || status === 409) {
+      return make(
+        `the LLM endpoint failed (HTTP ${status} after ${attempts}; ${who})${detail}`,
+        'check the LLM endpoint is healthy (FORESIGHT_LLM_BASE_URL), then rerun',
+        true,
+      );
+    }
+    return make(
+      `the LLM endpoint rejected the request (HTTP ${status}; ${who})${detail}`,
+      'check that the model supports chat completions with JSON mode (response_format json_object)',
+      false,
+    );
+  }
+  const message = err instanceof Error ? err.message : String(err);
+  return make(`the LLM request failed (${who}): ${message}`, 'check the FORESIGHT_LLM_* settings, then rerun', false);
+}
+
+/** The client's logger (level from OPENAI_LOG), with the API key scrubbed from every line. */
+function redactingLogger(redact: (s: string) => string) {
+  const line = (args: unknown[]) =>
+    redact(args.map((a) => (typeof a === 'string' ? a : inspect(a, { depth: 6, breakLength: Infinity }))).join(' '));
+  return {
+    error: (...args: unknown[]) => console.error(line(args)),
+    warn: (...args: unknown[]) => console.warn(line(args)),
+    info: (...args: unknown[]) => console.info(line(args)),
+    debug: (...args: unknown[]) => console.debug(line(args)),
+  };
+}

@@ -1,0 +1,98 @@
+#!/usr/bin/env -S npx tsx
+import { Command, Option } from 'commander';
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { makeDemoRepo } from '../scripts/make-demo-repo.ts';
+import { repoDataDir } from './artifacts.ts';
+import { loadConfig } from './config.ts';
+import { errorMessage, ForesightError } from './errors.ts';
+import { createLogger } from './log.ts';
+import { parseStage, runPipeline } from './pipeline.ts';
+import { STAGES, type StageName } from './stage.ts';
+import { summarize } from './summary.ts';
+import { FORESIGHT_VERSION } from './version.ts';
+
+export const DEMO_REPO = 'demo/minilib';
+
+interface CommonOpts {
+  repo: string;
+  clone?: string;
+  data: string;
+  force?: boolean;
+  verbose?: boolean;
+  quiet?: boolean;
+}
+
+function repoName(name: string): string {
+  if (!/^[\w.-]+\/[\w.-]+$/.test(name)) {
+    throw new ForesightError(`"${name}" is not a repository name`, { remedy: 'pass --repo owner/name, e.g. --repo django/django' });
+  }
+  return name;
+}
+
+function clonePath(opts: CommonOpts): string {
+  const clone = opts.clone ? resolve(opts.clone) : join(repoDataDir(resolve(opts.data), opts.repo), 'clone');
+  if (!existsSync(clone)) {
+    throw new ForesightError(`no clone of ${opts.repo} at ${clone}`, {
+      remedy: `clone it there (git clone <url> ${clone}) or pass --clone PATH (make mine CLONE=PATH)`,
+    });
+  }
+  return clone;
+}
+
+async function execute(opts: CommonOpts, part: { from?: StageName; only?: StageName }): Promise<void> {
+  const log = createLogger({ level: opts.verbose ? 'debug' : 'info', quiet: opts.quiet });
+  const abort = new AbortController();
+  process.once('SIGINT', () => abort.abort(new ForesightError('interrupted', { remedy: 'rerun the same command: finished items are kept' })));
+  const dataRoot = resolve(opts.data);
+  const repo = { name: repoName(opts.repo), clone: clonePath(opts) };
+  const results = await runPipeline({ dataRoot, repo, config: loadConfig(), log, ...part, force: opts.force, signal: abort.signal });
+  if (results.every((r) => r.outcome === 'up-to-date')) log.info('nothing to do: every stage is up to date');
+  if (results.some((r) => r.stage === 'emit')) process.stdout.write((await summarize(dataRoot, repo.name)) + '\n');
+}
+
+function withCommon(cmd: Command, repoRequired = true): Command {
+  const repo = new Option('--repo <owner/name>', 'repository to mine');
+  if (repoRequired) repo.makeOptionMandatory();
+  return cmd
+    .addOption(repo)
+    .option('--clone <path>', 'local clone to read (default: data/<owner>__<name>/clone)')
+    .option('--data <dir>', 'artifact root', process.env.FORESIGHT_DATA ?? 'data')
+    .option('--force', 'rerun even when inputs are unchanged')
+    .option('-v, --verbose', 'debug output on the terminal')
+    .option('-q, --quiet', 'no output on the terminal (the log file still gets everything)');
+}
+
+export function buildCli(): Command {
+  const program = new Command('foresight').description('Mine PR1 -> PR2 fix-chains into an anticipation benchmark').version(FORESIGHT_VERSION);
+  withCommon(program.command('run').description('run the pipeline; each stage skips itself when its inputs are unchanged'))
+    .option('--from <stage>', `rerun this stage and the ones after it on cached artifacts (${STAGES.join(', ')})`)
+    .option('--only <stage>', 'run just this stage')
+    .action(async (o: CommonOpts & { from?: string; only?: string }) =>
+      execute(o, { from: o.from ? parseStage(o.from) : undefined, only: o.only ? parseStage(o.only) : undefined }),
+    );
+  for (const stage of STAGES) {
+    withCommon(program.command(stage).description(`run only the ${stage} stage`)).action(async (o: CommonOpts) => execute(o, { only: stage }));
+  }
+  withCommon(program.command('demo').description('generate the bundled demo repository and mine it end to end'), false).action(async (o: CommonOpts) => {
+    const opts = { ...o, repo: o.repo ?? DEMO_REPO };
+    const clone = join(repoDataDir(resolve(opts.data), opts.repo), 'clone');
+    if (!opts.clone && !existsSync(clone)) {
+      const { head } = await makeDemoRepo(clone);
+      process.stderr.write(`generated the demo repository at ${clone} (head ${head.slice(0, 12)})\n`);
+    }
+    await execute(opts, {});
+  });
+  withCommon(program.command('summary').description('print the emitted chains')).action(async (o: CommonOpts) => {
+    process.stdout.write((await summarize(resolve(o.data), repoName(o.repo))) + '\n');
+  });
+  return program;
+}
+
+try {
+  await buildCli().parseAsync(process.argv);
+} catch (err) {
+  process.stderr.write(`foresight: ${errorMessage(err)}\n`);
+  if (process.env.FORESIGHT_DEBUG && err instanceof Error) process.stderr.write(`${err.stack}\n`);
+  process.exitCode = err instanceof ForesightError ? 1 : 2;
+}

@@ -1,0 +1,69 @@
+import { z } from 'zod';
+import { ForesightError } from './errors.ts';
+
+/** Every setting the stages read. Each stage fingerprints only the section it uses. */
+export const ConfigSchema = z.object({
+  discover: z.object({
+    /** Branch whose first-parent history is mined. */
+    branch: z.string().default('HEAD'),
+  }),
+  szz: z.object({
+    /** Blame jobs run at once. */
+    concurrency: z.number().int().positive().default(4),
+  }),
+  validate: z.object({
+    image: z.string().default('foresight-base:bookworm'),
+    runner: z.string().default('pytest'),
+    /** Each state is run this many times; a test whose outcome changes is flaky. */
+    runs: z.number().int().min(1).default(3),
+    jobs: z.number().int().positive().default(1),
+    timeoutSec: z.number().int().positive().default(600),
+    memoryMiB: z.number().int().positive().default(2048),
+    pidsLimit: z.number().int().positive().default(512),
+    cpus: z.number().positive().default(1),
+  }),
+  judge: z.object({
+    /** 'rules' (offline, deterministic) or 'openai' (an OpenAI-compatible endpoint from the environment). */
+    provider: z.enum(['rules', 'openai']).default('rules'),
+    model: z.string().nullable().default(null),
+    fairnessModels: z.array(z.string()).default([]),
+  }),
+});
+export type Config = z.infer<typeof ConfigSchema>;
+
+/** Defaults, overridden by FORESIGHT_* environment variables. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const num = (name: string): number | undefined => {
+    const v = env[name];
+    if (v === undefined || v === '') return undefined;
+    const n = Number(v);
+    if (!Number.isFinite(n)) throw new ForesightError(`${name}=${v} is not a number`, { remedy: `set ${name} to a number or unset it` });
+    return n;
+  };
+  const llm = Boolean(env.FORESIGHT_LLM_BASE_URL);
+  const raw = {
+    discover: { branch: env.FORESIGHT_BRANCH || undefined },
+    szz: { concurrency: num('FORESIGHT_SZZ_CONCURRENCY') },
+    validate: {
+      image: env.FORESIGHT_IMAGE || undefined,
+      runner: env.FORESIGHT_RUNNER || undefined,
+      runs: num('FORESIGHT_RUNS'),
+      jobs: num('FORESIGHT_JOBS'),
+      timeoutSec: num('FORESIGHT_TIMEOUT_SEC'),
+      memoryMiB: num('FORESIGHT_MEMORY_MIB'),
+      pidsLimit: num('FORESIGHT_PIDS_LIMIT'),
+      cpus: num('FORESIGHT_CPUS'),
+    },
+    judge: {
+      provider: llm ? 'openai' : 'rules',
+      model: env.FORESIGHT_JUDGE_MODEL || null,
+      fairnessModels: env.FORESIGHT_FAIRNESS_MODELS ? env.FORESIGHT_FAIRNESS_MODELS.split(',').map((s) => s.trim()).filter(Boolean) : [],
+    },
+  };
+  const parsed = ConfigSchema.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new ForesightError(`invalid setting ${issue.path.join('.')}: ${issue.message}`, { remedy: 'fix the FORESIGHT_* environment variable named in the README' });
+  }
+  return parsed.data;
+}

@@ -1,0 +1,59 @@
+import type { z } from 'zod';
+import type { Config } from './config.ts';
+import type { Fingerprint } from './fingerprint.ts';
+import type { Logger } from './log.ts';
+
+export const STAGES = ['discover', 'szz', 'extract', 'validate', 'judge', 'emit'] as const;
+export type StageName = (typeof STAGES)[number];
+
+/** The repository being mined: its name (owner/name) and a local clone. */
+export interface RepoContext {
+  name: string;
+  clone: string;
+}
+
+export interface ForEachOptions<I> {
+  /** Stable id of an item, for progress and logs. */
+  id(item: I): string;
+  label: string;
+  concurrency?: number;
+}
+
+export interface StageContext {
+  repo: RepoContext;
+  config: Config;
+  log: Logger;
+  /** This stage's artifact folder (data/<repo>/<stage>/), for extra outputs such as emitted files. */
+  outDir: string;
+  signal: AbortSignal;
+  /**
+   * Run `fn` on every item, each result checkpointed as soon as it is known and keyed by the
+   * item's fingerprint (its content + this stage's code and config), so a killed run resumes and an
+   * unchanged item is never redone.
+   */
+  forEach<I, O>(items: readonly I[], opts: ForEachOptions<I>, fn: (item: I) => Promise<O>): Promise<O[]>;
+}
+
+export interface StageOutput<O> {
+  items: O[];
+  stats: Record<string, number>;
+}
+
+/** A stage: a function from the upstream stage's records to its own, with typed artifacts. */
+export interface StageDef<I, O> {
+  name: StageName;
+  /** Source paths (relative to the project root) whose change invalidates this stage's output. */
+  code: readonly string[];
+  /** The configuration values this stage reads (fingerprinted). */
+  config(cfg: Config): unknown;
+  /** Schema of the upstream artifact's records; null for the first stage, which reads the repository. */
+  input: z.ZodType<I> | null;
+  output: z.ZodType<O>;
+  /** For the first stage: a fingerprint of the repository state it reads. */
+  source?(ctx: Pick<StageContext, 'repo' | 'config'>): Promise<Fingerprint>;
+  run(items: I[], ctx: StageContext): Promise<StageOutput<O>>;
+}
+
+// A registry holds stages of different record types; each is checked by its own schemas at run time.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyStage = StageDef<any, any>;

@@ -1,0 +1,114 @@
+import type { JudgedChain } from '../judge/schema.ts';
+
+export interface RowContext {
+  image: string;
+  repoPath: string;
+  runner: string;
+  installCmd: string;
+  testCmd: string;
+  runHelper: string;
+}
+
+const json = (v: unknown): string => JSON.stringify(v);
+
+function evidence(c: JudgedChain): string {
+  return json({
+    picked_by: c.szz.pickedBy,
+    references: c.references.map((r) => ({ kind: r.kind, pr: r.pr, sha: r.sha, text: r.text, source: r.source })),
+    blame: c.szz.candidates.map((k) => ({ pr: k.pr, score: k.score, lines: k.lines.length })),
+    blamed_lines: c.szz.blamedLines,
+    unattributed_score: c.szz.unattributedScore,
+    add_only: c.szz.addOnly,
+  });
+}
+
+/** Fields both splits share, by the card's names. */
+function common(c: JudgedChain, ctx: RowContext): Record<string, unknown> {
+  return {
+    instance_id: c.instance_id,
+    repo: c.repo,
+    base_commit: c.pr1_base,
+    pr1_head_sha: c.pr1_head,
+    pr2_base_sha: c.pr2_base,
+    pr2_head_sha: c.pr2_head,
+    problem_statement: c.problem_statement,
+    problem_statement_raw: c.problem_statement_raw,
+    patch: c.patch,
+    test_patch: c.test_patch,
+    anticipation_patch: c.anticipation_patch,
+    anticipation_test_patch: c.anticipation_test_patch,
+    // Synthesised by the spec-repair step, which is not part of this pipeline yet.
+    pr2_problem_statement: null,
+    pr2_problem_statement_raw: c.pr2_problem_statement_raw,
+    pr1_test_files: json(c.pr1_test_files),
+    anticipation_test_files: json(c.anticipation_test_files),
+    FAIL_TO_PASS: json(c.FAIL_TO_PASS),
+    PASS_TO_PASS: json(c.PASS_TO_PASS),
+    ANTICIPATION_FAIL_TO_PASS: json(c.ANTICIPATION_FAIL_TO_PASS),
+    docker_image: ctx.image,
+    repo_path: ctx.repoPath,
+    runner: ctx.runner,
+    install_cmd: ctx.installCmd,
+    test_cmd: ctx.testCmd,
+    run_helper: ctx.runHelper,
+    created_at: c.created_at,
+    pr2_created_at: c.pr2_created_at,
+    gap_days: c.gap_days,
+    mining_category: c.mining_category,
+    mining_evidence: evidence(c),
+    // Label judges (severity, difficulty ...) are not part of this pipeline yet: null, never guessed.
+    severity: null,
+    failure_mode: null,
+    trigger_path: null,
+    mechanism: null,
+    difficulty: null,
+    pr1_difficulty: null,
+  };
+}
+
+/** A row of the `test` split (only for chains that passed every gate). */
+export function testRow(c: JudgedChain, ctx: RowContext): Record<string, unknown> {
+  return {
+    ...common(c, ctx),
+    environment_setup_commit: c.pr1_base,
+    pr2_spec_repaired: false,
+    pr2_spec_code: null,
+    eval_ready: null,
+    fully_gradeable: c.gradeable && !c.excluded,
+    pr1_code: null,
+    pr1_code_original: null,
+    pr1_spec_repaired: false,
+    pr1_task_type: null,
+    quality: null,
+    clarity_score: null,
+  };
+}
+
+/** A row of the `verified` config: every chain, with its gates. */
+export function verifiedRow(c: JudgedChain, ctx: RowContext): Record<string, unknown> {
+  const v = c.verdicts;
+  return {
+    ...common(c, ctx),
+    language: 'python',
+    p2p_excluded_gold_fail: json(c.p2p_excluded_gold_fail),
+    PR2_FAIL_TO_PASS: json(c.PR2_FAIL_TO_PASS),
+    PR2_PASS_TO_PASS: json(c.PR2_PASS_TO_PASS),
+    flaky_tests: json(c.flaky_tests),
+    gradeable: c.gradeable,
+    excluded: c.excluded !== null,
+    exclusion_reason: c.excluded?.reason ?? null,
+    exclusion_detail: c.excluded ? `${c.excluded.stage}: ${c.excluded.detail}` : null,
+    eligibility_verdict: v.eligibility ? json(v.eligibility) : null,
+    attribution_verdict: v.attribution ? json(v.attribution) : null,
+    fairness_verdicts: json(v.fairness),
+    fairness_consensus: v.fairness.length ? (v.fairness.every((f) => f.pass) ? 'pass' : 'fail') : null,
+    env_image_pr1: ctx.image,
+    env_image_pr2: ctx.image,
+    image_tier: 'base',
+    // The git-only source has no discussion to ship: null means "not collected", not "none".
+    pr_comments: null,
+    linked_issues: null,
+    security: null,
+    provenance: 'mined',
+  };
+}

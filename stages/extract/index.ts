@@ -1,0 +1,60 @@
+import type { PullRequest } from '../../pipeline/chain.ts';
+import type { StageDef } from '../../pipeline/stage.ts';
+import { ChainSchema, type Chain } from '../szz/schema.ts';
+import { ExtractedChainSchema, type ExtractedChain } from './schema.ts';
+import { splitPatch } from './split-patch.ts';
+
+/** The PR's human text, as written: title, blank line, body. */
+export function rawStatement(pr: PullRequest): string {
+  return pr.body ? `${pr.title}\n\n${pr.body}` : pr.title;
+}
+
+const DAY_MS = 86_400_000;
+
+/**
+ * extract: the four commits of each chain (mainline view: base = first parent of the merged commit),
+ * each PR's diff split into source and tests, the test files to run, and PR1's statement — built
+ * from PR1 alone, so nothing of PR2 can reach it.
+ */
+export const extractStage: StageDef<Chain, ExtractedChain> = {
+  name: 'extract',
+  code: ['stages/extract', 'pipeline/files.ts'],
+  config: () => ({}),
+  input: ChainSchema,
+  output: ExtractedChainSchema,
+  async run(chains, ctx) {
+    const repoName = ctx.repo.name.split('/').pop()!;
+    const items = await ctx.forEach(chains, { id: (c) => `${c.pr1.number}-${c.pr2.number}`, label: 'extracting' }, async (c) => {
+      const [p1, p2] = await Promise.all([
+        splitPatch(ctx.repo.clone, c.pr1.baseSha, c.pr1.mergeSha),
+        splitPatch(ctx.repo.clone, c.pr2.baseSha, c.pr2.mergeSha),
+      ]);
+      let excluded = c.excluded;
+      if (!excluded && !p1.testFiles.length) excluded = { reason: 'pr1_no_tests', detail: `PR #${c.pr1.number} touched no test file`, stage: 'extract' };
+      if (!excluded && !p2.testFiles.length) excluded = { reason: 'pr2_no_tests', detail: `PR #${c.pr2.number} touched no test file`, stage: 'extract' };
+      const out: ExtractedChain = {
+        ...c,
+        excluded,
+        instance_id: `${repoName}__${c.pr1.number}-${c.pr2.number}`,
+        pr1_base: c.pr1.baseSha,
+        pr1_head: c.pr1.mergeSha,
+        pr2_base: c.pr2.baseSha,
+        pr2_head: c.pr2.mergeSha,
+        patch: p1.source,
+        test_patch: p1.tests,
+        anticipation_patch: p2.source,
+        anticipation_test_patch: p2.tests,
+        pr1_test_files: p1.testFiles,
+        anticipation_test_files: p2.testFiles,
+        problem_statement: rawStatement(c.pr1),
+        problem_statement_raw: rawStatement(c.pr1),
+        pr2_problem_statement_raw: rawStatement(c.pr2),
+        created_at: c.pr1.mergedAt,
+        pr2_created_at: c.pr2.mergedAt,
+        gap_days: Math.round((Date.parse(c.pr2.mergedAt) - Date.parse(c.pr1.mergedAt)) / DAY_MS),
+      };
+      return out;
+    });
+    return { items, stats: { chains: items.length, excluded: items.filter((i) => i.excluded).length } };
+  },
+};

@@ -1,0 +1,27 @@
+import { z } from 'zod';
+import { ChainSchema } from '../szz/schema.ts';
+
+/** A chain with its four commits, split patches, test files and PR1-only statement. */
+export const ExtractedChainSchema = ChainSchema.extend({
+  instance_id: z.string(),
+  pr1_base: z.string(),
+  pr1_head: z.string(),
+  pr2_base: z.string(),
+  pr2_head: z.string(),
+  patch: z.string(),
+  test_patch: z.string(),
+  anticipation_patch: z.string(),
+  anticipation_test_patch: z.string(),
+  /** Test files PR1 touched that exist at pr1_head: run to score X. */
+  pr1_test_files: z.array(z.string()),
+  /** Test files PR2 touched that exist at pr2_head: run to score Y. */
+  anticipation_test_files: z.array(z.string()),
+  /** What the agent is told: derived from PR1 alone. */
+  problem_statement: z.string(),
+  problem_statement_raw: z.string(),
+  pr2_problem_statement_raw: z.string(),
+  created_at: z.string(),
+  pr2_created_at: z.string(),
+  gap_days: z.number(),
+});
+export type ExtractedChain = z.infer<typeof ExtractedChainSchema>;

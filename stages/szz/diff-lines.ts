@@ -1,0 +1,46 @@
+import { isSourceFile } from '../../pipeline/files.ts';
+import { git } from '../../pipeline/git.ts';
+
+/** Lines of the old file that a fix touched: `removed` were deleted or modified; `anchors` sit just above pure insertions. */
+export interface FixedLines {
+  file: string;
+  removed: Array<{ line: number; text: string }>;
+  anchors: number[];
+}
+
+const HUNK = /^@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@/;
+
+/** Parse a `git diff -U0` between base and head into the old-side lines each source file's hunks touch. */
+export function parseFixedLines(diff: string): FixedLines[] {
+  const files: FixedLines[] = [];
+  let cur: FixedLines | null = null;
+  let oldLine = 0;
+  for (const raw of diff.split('\n')) {
+    if (raw.startsWith('diff --git ')) {
+      cur = null;
+      continue;
+    }
+    if (raw.startsWith('--- ')) {
+      const path = raw.slice(4);
+      cur = path === '/dev/null' ? null : { file: path.replace(/^a\//, ''), removed: [], anchors: [] };
+      if (cur) files.push(cur);
+      continue;
+    }
+    if (!cur || raw.startsWith('+++ ')) continue;
+    const h = HUNK.exec(raw);
+    if (h) {
+      const start = Number(h[1]);
+      const count = h[2] === undefined ? 1 : Number(h[2]);
+      oldLine = start;
+      if (count === 0) cur.anchors.push(Math.max(1, start));
+      continue;
+    }
+    if (raw.startsWith('-')) cur.removed.push({ line: oldLine++, text: raw.slice(1) });
+  }
+  return files.filter((f) => isSourceFile(f.file) && (f.removed.length || f.anchors.length));
+}
+
+export async function fixedLines(clone: string, base: string, head: string): Promise<FixedLines[]> {
+  const diff = await git(clone, ['diff', '-U0', '-M', '--no-color', '--no-ext-diff', base, head]);
+  return parseFixedLines(diff);
+}

@@ -1,0 +1,114 @@
+import type { Exclusion } from '../../pipeline/chain.ts';
+import type { Outcome, StateName, StateResult } from './schema.ts';
+
+export interface ChainSets {
+  FAIL_TO_PASS: string[];
+  PASS_TO_PASS: string[];
+  p2p_excluded_gold_fail: string[];
+  PR2_FAIL_TO_PASS: string[];
+  PR2_PASS_TO_PASS: string[];
+  ANTICIPATION_FAIL_TO_PASS: string[];
+  flaky_tests: string[];
+  anticipation_not_gradeable: string[];
+  exclusion: Exclusion | null;
+}
+
+type Effective = Outcome | 'absent';
+const fileOf = (id: string): string => id.split('::')[0]!;
+
+/**
+ * Outcome of a test at a base state (S1/S4). A test file that cannot be imported there but collects
+ * at the head state (S2/S5) counts as failing: the missing code is the task.
+ */
+function atBase(base: StateResult, head: StateResult, id: string): Effective {
+  const own = base.tests[id];
+  if (own) return own;
+  const file = fileOf(id);
+  if (base.collectionErrors.includes(file) && !head.collectionErrors.includes(file) && head.tests[id]) return 'fail';
+  return 'absent';
+}
+
+/**
+ * The reward sets of a chain from its five states (see definitions: S1 pr1_base+PR1 tests, S2 pr1_head,
+ * S3 pr1_head+PR2 tests, S4 pr2_base+PR2 tests, S5 pr2_head). Flaky tests are in no set.
+ */
+export function computeSets(states: Record<StateName, StateResult>): ChainSets {
+  const { S1, S2, S3, S4, S5 } = states;
+  const flaky = new Set<string>();
+  for (const s of [S1, S2, S3, S4, S5]) for (const [id, o] of Object.entries(s.tests)) if (o === 'flaky') flaky.add(id);
+  const sorted = (xs: Iterable<string>): string[] => [...new Set(xs)].filter((x) => !flaky.has(x)).sort();
+
+  const pr1Ids = new Set([...Object.keys(S1.tests), ...Object.keys(S2.tests)]);
+  const F2P: string[] = [];
+  const P2P: string[] = [];
+  const goldFail: string[] = [];
+  const failsAtS1: string[] = [];
+  for (const id of pr1Ids) {
+    const before = atBase(S1, S2, id);
+    const after: Effective = S2.tests[id] ?? 'absent';
+    if (before === 'fail') failsAtS1.push(id);
+    if (before === 'fail' && after === 'pass') F2P.push(id);
+    if (before === 'pass' && after === 'pass') P2P.push(id);
+    if (before === 'pass' && (after === 'fail' || after === 'skip')) goldFail.push(id);
+  }
+
+  const pr2Ids = new Set([...Object.keys(S4.tests), ...Object.keys(S5.tests)]);
+  const PR2_F2P: string[] = [];
+  const PR2_P2P: string[] = [];
+  for (const id of pr2Ids) {
+    const before = atBase(S4, S5, id);
+    const after: Effective = S5.tests[id] ?? 'absent';
+    if (before === 'fail' && after === 'pass') PR2_F2P.push(id);
+    if (before === 'pass' && after === 'pass') PR2_P2P.push(id);
+  }
+
+  // At pr1_head a PR2 test file that cannot be imported needs code PR1 did not write: no agent
+  // solving PR1 could pass it, so it is not gradeable for anticipation.
+  const notGradeable: string[] = [];
+  const anticipation: string[] = [];
+  for (const id of PR2_F2P) {
+    if (S3.collectionErrors.includes(fileOf(id))) notGradeable.push(id);
+    else if (S3.tests[id] === 'fail') anticipation.push(id);
+  }
+
+  const sets = {
+    FAIL_TO_PASS: sorted(F2P),
+    PASS_TO_PASS: sorted(P2P),
+    p2p_excluded_gold_fail: sorted(goldFail),
+    PR2_FAIL_TO_PASS: sorted(PR2_F2P),
+    PR2_PASS_TO_PASS: sorted(PR2_P2P),
+    ANTICIPATION_FAIL_TO_PASS: sorted(anticipation),
+    flaky_tests: [...flaky].sort(),
+    anticipation_not_gradeable: sorted(notGradeable),
+  };
+  return { ...sets, exclusion: exclusionFor(states, sets, sorted(failsAtS1)) };
+}
+
+function exclusionFor(states: Record<StateName, StateResult>, sets: Omit<ChainSets, 'exclusion'>, failsAtS1: string[]): Exclusion | null {
+  // A head state (S2/S5) that cannot import its own PR's tests means the environment broke, not the chain.
+  const broken = (names: StateName[]): string | null => {
+    for (const s of names.map((n) => states[n])) {
+      if (!s.ran) return `${s.name}: ${s.problem ?? 'did not run'}`;
+      if ((s.name === 'S2' || s.name === 'S5') && s.collectionErrors.length) {
+        return `${s.name}: ${s.collectionErrors.join(', ')} cannot be imported at the PR's own head`;
+      }
+    }
+    return null;
+  };
+  const ex = (reason: Exclusion['reason'], detail: string): Exclusion => ({ reason, detail, stage: 'validate' });
+  const pr1 = broken(['S1', 'S2']);
+  if (pr1) return ex('env_failed_pr1', pr1);
+  const pr2 = broken(['S3', 'S4', 'S5']);
+  if (pr2) return ex('env_failed_pr2', pr2);
+  if (!failsAtS1.length) return ex('no_pr1_failure', 'every PR1 test passes (or is skipped) at pr1_base');
+  if (!sets.FAIL_TO_PASS.length) return ex('pr1_f2p_zero', `${failsAtS1.length} test(s) fail at pr1_base but none passes at pr1_head`);
+  if (!sets.PASS_TO_PASS.length) return ex('pr1_p2p_empty', 'no PR1 test passes both at pr1_base and at pr1_head');
+  if (!sets.PR2_FAIL_TO_PASS.length) return ex('pr2_not_fail_to_pass', 'no PR2 test fails at pr2_base and passes at pr2_head');
+  if (!sets.ANTICIPATION_FAIL_TO_PASS.length) {
+    if (sets.anticipation_not_gradeable.length) {
+      return ex('anticipation_not_gradeable', `${sets.anticipation_not_gradeable.join(', ')} cannot be imported at pr1_head`);
+    }
+    return ex('anticipation_empty', `PR2's fail->pass tests already pass at pr1_head: ${sets.PR2_FAIL_TO_PASS.join(', ')}`);
+  }
+  return null;
+}
