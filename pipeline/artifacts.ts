@@ -1,7 +1,5 @@
-import { createReadStream } from 'node:fs';
 import { mkdir, readFile, rename, rm, writeFile, appendFile, open } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { z } from 'zod';
 import { ForesightError } from './errors.ts';
 import { fingerprint, type Fingerprint } from './fingerprint.ts';
@@ -117,20 +115,23 @@ export class Checkpoint {
   static async open(path: string): Promise<Checkpoint> {
     const cp = new Checkpoint(path);
     await mkdir(dirname(path), { recursive: true });
+    let text: string;
     try {
-      const rl = createInterface({ input: createReadStream(path, 'utf8'), crlfDelay: Infinity });
-      for await (const line of rl) {
-        if (!line.trim()) continue;
-        try {
-          const parsed = CheckpointLine.safeParse(JSON.parse(line));
-          if (parsed.success) cp.entries.set(parsed.data.key, parsed.data.value);
-        } catch {
-          // A line torn by a kill mid-write: that item is simply redone.
-        }
-      }
+      text = await readFile(path, 'utf8');
     } catch {
-      // No checkpoint yet.
+      return cp; // No checkpoint yet.
     }
+    for (const line of text.split('\n')) {
+      if (!line.trim()) continue;
+      try {
+        const parsed = CheckpointLine.safeParse(JSON.parse(line));
+        if (parsed.success) cp.entries.set(parsed.data.key, parsed.data.value);
+      } catch {
+        // A line torn by a kill mid-write: that item is simply redone.
+      }
+    }
+    // End a torn last line, or the next entry would be appended to it and lost.
+    if (text && !text.endsWith('\n')) await appendFile(path, '\n');
     return cp;
   }
 

@@ -92,25 +92,34 @@ export async function runStage(def: AnyStage, opts: RunStageOptions): Promise<St
       const results = new Array(list.length);
       const queue = new PQueue({ concurrency: feOpts.concurrency ?? 1 });
       let done = 0;
+      let failure: { error: unknown } | undefined;
       const tasks = list.map((item, i) =>
         queue.add(async () => {
-          ctx.signal.throwIfAborted();
-          const key = fingerprint(def.name, code, cfg, item);
-          used.add(key);
-          if (checkpoint.has(key)) {
-            results[i] = def.output.parse(checkpoint.get(key));
-            reused++;
-          } else {
-            log.debug(`${feOpts.label}: ${feOpts.id(item)}`);
-            const out = def.output.parse(await fn(item));
-            await checkpoint.put(key, out);
-            results[i] = out;
-            computed++;
+          // Once an item has failed, start no more: the queue would otherwise keep working after the stage failed.
+          if (failure) return;
+          try {
+            ctx.signal.throwIfAborted();
+            const key = fingerprint(def.name, code, cfg, item);
+            used.add(key);
+            if (checkpoint.has(key)) {
+              results[i] = def.output.parse(checkpoint.get(key));
+              reused++;
+            } else {
+              log.debug(`${feOpts.label}: ${feOpts.id(item)}`);
+              const out = def.output.parse(await fn(item));
+              await checkpoint.put(key, out);
+              results[i] = out;
+              computed++;
+            }
+            log.progress(feOpts.label, ++done, list.length);
+          } catch (error) {
+            failure ??= { error };
           }
-          log.progress(feOpts.label, ++done, list.length);
         }),
       );
+      // Every task settles (the running ones are checkpointed) before the first error is reported.
       await Promise.all(tasks);
+      if (failure) throw failure.error;
       return results;
     },
   };

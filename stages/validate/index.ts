@@ -4,7 +4,7 @@ import { git } from '../../pipeline/git.ts';
 import { ExtractedChainSchema, type ExtractedChain } from '../extract/schema.ts';
 import { aggregateRuns, type StateRequest } from './aggregate-runs.ts';
 import { computeSets } from './compute-sets.ts';
-import { assertDockerReachable, ensureImage, openChainEnv } from './env/docker.ts';
+import { assertDockerReachable, connectDocker, ensureImage, openChainEnv, removeStaleContainers } from './env/docker.ts';
 import { getRunner } from './runners/registry.ts';
 import { STATE_NAMES, ValidatedChainSchema, type StateName, type StateResult, type ValidatedChain } from './schema.ts';
 
@@ -48,6 +48,8 @@ export const validateStage: StageDef<ExtractedChain, ValidatedChain> = {
     const todo = chains.filter((c) => !c.excluded);
     if (todo.length) {
       await assertDockerReachable();
+      const stale = await removeStaleContainers(connectDocker());
+      if (stale.length) ctx.log.info(`removed ${stale.length} container(s) left by a killed run`);
       await ensureImage(cfg.image, ctx.log);
     }
     const gitDir = resolve(ctx.repo.clone, (await git(ctx.repo.clone, ['rev-parse', '--git-dir'])).trim());

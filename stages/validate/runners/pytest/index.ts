@@ -10,7 +10,9 @@ export const pytestRunner: Runner = {
   name: 'pytest',
   script: 'run_state.sh',
   dir: fileURLToPath(new URL('.', import.meta.url)),
-  installCmd: 'python3 -m pip install pytest',
+  // The image is Debian bookworm with its python3, python3-pytest and git (scripts/build-base-image.sh);
+  // a repository with dependencies gets them from its recipe.
+  installCmd: 'debootstrap --variant=minbase --include=python3,python3-pytest,git bookworm',
   testCmd: PYTEST_CMD,
   parse({ junitXml, output, testFiles }: ParseInput): ParsedRun {
     const fromOutput = collectionErrorsFromOutput(output, testFiles);

@@ -1,0 +1,128 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { connectDocker, isDockerReachable, RUN_LABEL } from '../../stages/validate/env/docker.ts';
+import { pythonWithDatasets, runPython } from '../helpers/python.ts';
+
+const run = promisify(execFile);
+const ROOT = join(import.meta.dirname, '..', '..');
+const FLAKY = 'tests/test_text.py::test_normalize_space_random_input';
+const SETS = ['FAIL_TO_PASS', 'PASS_TO_PASS', 'p2p_excluded_gold_fail', 'ANTICIPATION_FAIL_TO_PASS', 'PR2_FAIL_TO_PASS', 'PR2_PASS_TO_PASS'];
+
+async function foresight(args: string[]): Promise<{ stdout: string; stderr: string }> {
+  // The real CLI, as a user runs it; a secret in the environment must never reach an artifact.
+  return run(join(ROOT, 'node_modules/.bin/tsx'), [join(ROOT, 'pipeline/bin.ts'), ...args], {
+    cwd: ROOT,
+    env: { ...process.env, FORESIGHT_LLM_API_KEY: 'sk-demo-secret-never-logged', FORESIGHT_LLM_BASE_URL: '' },
+    maxBuffer: 64 * 1024 * 1024,
+  });
+}
+
+const jsonl = async (path: string): Promise<Array<Record<string, unknown>>> =>
+  (await readFile(path, 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+const list = (v: unknown): string[] => JSON.parse(v as string) as string[];
+
+const dockerUp = await isDockerReachable();
+if (!dockerUp && process.env.CI) throw new Error('Docker is not reachable: CI must run the end-to-end test (run `make setup`)');
+
+describe.skipIf(!dockerUp)('make demo, end to end through real Docker', () => {
+  let data: string;
+  let repoDir: string;
+  let hf: string;
+  let first: { stdout: string; stderr: string };
+
+  beforeAll(async () => {
+    data = await mkdtemp(join(tmpdir(), 'foresight-e2e-'));
+    repoDir = join(data, 'demo__minilib');
+    hf = join(repoDir, 'emit', 'hf');
+    first = await foresight(['demo', '--data', data]);
+  }, 600_000);
+
+  it('emits exactly the two true chains into the test split, with their fail->pass sets', async () => {
+    const rows = await jsonl(join(hf, 'jsonl', 'test.jsonl'));
+    expect(rows.map((r) => r.instance_id)).toEqual(['minilib__1-9', 'minilib__3-8']);
+    const byId = Object.fromEntries(rows.map((r) => [r.instance_id, r]));
+    expect(list(byId['minilib__1-9']!.FAIL_TO_PASS)).toEqual(['tests/test_text.py::test_slugify_basic']);
+    expect(list(byId['minilib__1-9']!.ANTICIPATION_FAIL_TO_PASS)).toEqual(['tests/test_text.py::test_slugify_collapses_whitespace']);
+    expect(list(byId['minilib__3-8']!.FAIL_TO_PASS)).toEqual([
+      'tests/test_package.py::test_exports_parse_duration',
+      'tests/test_timeparse.py::test_parse_hours_minutes',
+      'tests/test_timeparse.py::test_parse_seconds',
+    ]);
+    expect(list(byId['minilib__3-8']!.ANTICIPATION_FAIL_TO_PASS)).toEqual(['tests/test_timeparse.py::test_parse_uppercase_units']);
+    expect(byId['minilib__3-8']!.mining_category).toBe('szz');
+    expect(byId['minilib__1-9']!.mining_category).toBe('cross_reference');
+    expect(first.stdout).toContain('2 chain(s) in the test split, 5 in verified');
+  });
+
+  it('keeps every other candidate in verified, excluded with the right reason', async () => {
+    const rows = await jsonl(join(hf, 'jsonl', 'verified.jsonl'));
+    const reasons = Object.fromEntries(rows.map((r) => [r.instance_id, r.exclusion_reason]));
+    expect(reasons).toEqual({
+      'minilib__1-9': null,
+      'minilib__3-8': null,
+      'minilib__4-11': 'ineligible',
+      'minilib__5-12': 'ineligible',
+      'minilib__6-10': 'anticipation_empty',
+    });
+    for (const r of rows) expect(r.excluded).toBe(r.exclusion_reason !== null);
+  });
+
+  it('never lets the flaky test into any set', async () => {
+    for (const r of await jsonl(join(hf, 'jsonl', 'verified.jsonl'))) {
+      for (const set of SETS) expect(list(r[set]), `${String(r.instance_id)} ${set}`).not.toContain(FLAKY);
+    }
+  });
+
+  it('leaves no container behind and no secret in any artifact or log', async () => {
+    const left = await connectDocker().listContainers({ all: true, filters: { label: [RUN_LABEL] } });
+    expect(left.filter((c) => c.Labels['foresight.pid'] === String(process.pid))).toEqual([]);
+    const log = await readFile(join(repoDir, 'foresight.log.jsonl'), 'utf8');
+    expect(log).toContain('"stage":"validate"');
+    for (const f of ['foresight.log.jsonl', 'validate/items.jsonl', 'judge/items.jsonl', 'emit/items.jsonl']) {
+      expect(await readFile(join(repoDir, f), 'utf8')).not.toContain('sk-demo-secret-never-logged');
+    }
+  });
+
+  it('loads with the real Hugging Face datasets library, both configs', async () => {
+    await pythonWithDatasets();
+    const out = await runPython(
+      [
+        'import json, sys, datasets',
+        'test = datasets.load_dataset(sys.argv[1], split="test")',
+        'ver = datasets.load_dataset(sys.argv[1], "verified", split="verified")',
+        'print(json.dumps({"test": sorted(test["instance_id"]), "verified": len(ver), "gradeable": sum(ver["gradeable"]),',
+        '  "f2p": json.loads(test[0]["FAIL_TO_PASS"]), "cols": "exclusion_reason" in ver.column_names and "ANTICIPATION_FAIL_TO_PASS" in test.column_names}))',
+      ].join('\n'),
+      [hf],
+    );
+    expect(JSON.parse(out)).toEqual({
+      test: ['minilib__1-9', 'minilib__3-8'],
+      verified: 5,
+      gradeable: 3,
+      f2p: ['tests/test_text.py::test_slugify_basic'],
+      cols: true,
+    });
+  }, 300_000);
+
+  it('does no work on a second run, and says so', async () => {
+    const before = await stat(join(repoDir, 'validate', 'manifest.json'));
+    const again = await foresight(['demo', '--data', data]);
+    expect(again.stderr).toContain('nothing to do: every stage is up to date');
+    expect((await stat(join(repoDir, 'validate', 'manifest.json'))).mtimeMs).toBe(before.mtimeMs);
+  }, 120_000);
+
+  it('reruns only judge and emit with --from judge (make stage STAGE=judge)', async () => {
+    const validate = await stat(join(repoDir, 'validate', 'manifest.json'));
+    const judge = await stat(join(repoDir, 'judge', 'manifest.json'));
+    const out = await foresight(['run', '--repo', 'demo/minilib', '--data', data, '--from', 'judge']);
+    expect(out.stderr).toMatch(/\[judge\] done/);
+    expect(out.stderr).toMatch(/\[emit\] done/);
+    expect(out.stderr).not.toMatch(/\[(discover|szz|extract|validate)\]/);
+    expect((await stat(join(repoDir, 'validate', 'manifest.json'))).mtimeMs).toBe(validate.mtimeMs);
+    expect((await stat(join(repoDir, 'judge', 'manifest.json'))).mtimeMs).toBeGreaterThan(judge.mtimeMs);
+  }, 120_000);
+});

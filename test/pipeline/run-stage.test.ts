@@ -1,0 +1,327 @@
+import { existsSync } from 'node:fs';
+import { appendFile, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { readJsonl, stageDir, toJsonl, writeAtomic } from '../../pipeline/artifacts.ts';
+import { loadConfig, type Config } from '../../pipeline/config.ts';
+import { ForesightError } from '../../pipeline/errors.ts';
+import { fingerprint } from '../../pipeline/fingerprint.ts';
+import { silentLogger } from '../../pipeline/log.ts';
+import { runStage, stageOutputPath, type RunStageOptions, type StageResult } from '../../pipeline/run-stage.ts';
+import type { StageDef } from '../../pipeline/stage.ts';
+import { PROJECT_ROOT } from '../../pipeline/version.ts';
+
+const REPO = 'acme/widgets';
+
+const ItemSchema = z.object({ id: z.string(), v: z.number() });
+type Item = z.infer<typeof ItemSchema>;
+const OutSchema = z.object({ id: z.string(), doubled: z.number() });
+type Out = z.infer<typeof OutSchema>;
+
+/** The mutable world the fake stages read: tests change it between runs. */
+interface World {
+  /** What discover's `source()` fingerprints (the "repository state"). */
+  repoState: string;
+  /** discover's output records. */
+  list: Item[];
+  /** szz throws on this item id (after the earlier ones were checkpointed). */
+  failAt: string | null;
+  /** Item ids szz's work function was called with, in order. */
+  calls: string[];
+  /** szz's code paths (relative to the project root). */
+  szzCode: string[];
+  concurrency: number;
+}
+
+function discoverDef(w: World): StageDef<never, Item> {
+  return {
+    name: 'discover',
+    code: [],
+    config: (cfg) => cfg.discover,
+    input: null,
+    output: ItemSchema,
+    source: async () => fingerprint(w.repoState),
+    run: async () => ({ items: w.list, stats: { items: w.list.length } }),
+  };
+}
+
+function szzDef(w: World): StageDef<Item, Out> {
+  return {
+    name: 'szz',
+    code: w.szzCode,
+    config: (cfg) => cfg.szz,
+    input: ItemSchema,
+    output: OutSchema,
+    async run(items, ctx) {
+      const out = await ctx.forEach(items, { id: (i) => i.id, label: 'doubling', concurrency: w.concurrency }, async (i) => {
+        w.calls.push(i.id);
+        if (w.failAt === i.id) throw new Error(`boom on ${i.id}`);
+        return { id: i.id, doubled: i.v * 2 };
+      });
+      return { items: out, stats: { items: out.length } };
+    },
+  };
+}
+
+const items = (n: number): Item[] => Array.from({ length: n }, (_, k) => ({ id: `i${k}`, v: k }));
+
+let root: string;
+let config: Config;
+let w: World;
+
+beforeEach(async () => {
+  root = await mkdtemp(join(tmpdir(), 'foresight-run-stage-'));
+  config = loadConfig({});
+  w = { repoState: 'head-1', list: items(5), failAt: null, calls: [], szzCode: [], concurrency: 1 };
+});
+afterEach(async () => {
+  await rm(root, { recursive: true, force: true });
+});
+
+function opts(extra: Partial<RunStageOptions> = {}): RunStageOptions {
+  return { dataRoot: root, repo: { name: REPO, clone: root }, config, log: silentLogger, ...extra };
+}
+
+const runDiscover = (extra: Partial<RunStageOptions> = {}) => runStage(discoverDef(w), opts(extra));
+const runSzz = (extra: Partial<RunStageOptions> = {}) => runStage(szzDef(w), opts(extra));
+const szzDir = () => stageDir(root, REPO, 'szz');
+const manifestExists = (stage: string) => existsSync(join(stageDir(root, REPO, stage), 'manifest.json'));
+
+function ran(r: StageResult): { reused: number; computed: number } {
+  if (r.outcome !== 'ran') throw new Error(`expected the stage to run, got ${r.outcome}`);
+  return { reused: r.reused, computed: r.computed };
+}
+
+async function caught(p: Promise<unknown>): Promise<unknown> {
+  return p.then(
+    () => {
+      throw new Error('expected a rejection');
+    },
+    (e: unknown) => e,
+  );
+}
+
+describe('runStage caching', () => {
+  it('a second run with unchanged inputs does no work', async () => {
+    await runDiscover();
+    expect(ran(await runSzz())).toEqual({ reused: 0, computed: 5 });
+    w.calls = [];
+
+    expect(await runDiscover()).toEqual({ stage: 'discover', outcome: 'up-to-date', items: 5 });
+    expect(await runSzz()).toEqual({ stage: 'szz', outcome: 'up-to-date', items: 5 });
+    expect(w.calls).toEqual([]);
+    expect(await readJsonl(stageOutputPath(root, REPO, 'szz'), OutSchema)).toEqual(w.list.map((i) => ({ id: i.id, doubled: i.v * 2 })));
+  });
+
+  it('a changed upstream fingerprint reruns the next stage, reusing unchanged items', async () => {
+    await runDiscover();
+    await runSzz();
+    w.calls = [];
+
+    w.repoState = 'head-2'; // same records, new repository state
+    expect((await runDiscover()).outcome).toBe('ran');
+    // szz's fingerprint follows discover's, so it reruns; its items are unchanged, so none is redone.
+    expect(ran(await runSzz())).toEqual({ reused: 5, computed: 0 });
+    expect(w.calls).toEqual([]);
+  });
+
+  it('a changed config reruns the stage and recomputes every item (items are keyed by config)', async () => {
+    await runDiscover();
+    await runSzz();
+    w.calls = [];
+
+    config = { ...config, szz: { ...config.szz, concurrency: config.szz.concurrency + 1 } };
+    expect(await runDiscover()).toMatchObject({ outcome: 'up-to-date' }); // discover does not read szz's section
+    expect(ran(await runSzz())).toEqual({ reused: 0, computed: 5 });
+    expect(w.calls).toHaveLength(5);
+  });
+
+  it('a changed file under the stage code paths reruns it', async () => {
+    const codeDir = await mkdtemp(join(tmpdir(), 'foresight-run-stage-code-'));
+    try {
+      await writeFile(join(codeDir, 'impl.ts'), 'export const v = 1;\n');
+      w.szzCode = [relative(PROJECT_ROOT, codeDir)];
+      await runDiscover();
+      await runSzz();
+      expect((await runSzz()).outcome).toBe('up-to-date');
+      w.calls = [];
+
+      await writeFile(join(codeDir, 'impl.ts'), 'export const v = 2;\n');
+      expect(ran(await runSzz())).toEqual({ reused: 0, computed: 5 });
+    } finally {
+      await rm(codeDir, { recursive: true, force: true });
+    }
+  });
+
+  it('force reruns an up-to-date stage and recomputes its items', async () => {
+    await runDiscover();
+    await runSzz();
+    w.calls = [];
+
+    expect(ran(await runSzz({ force: true }))).toEqual({ reused: 0, computed: 5 });
+    expect(w.calls).toHaveLength(5);
+  });
+
+  it('a deleted output file makes the stage rerun even though the manifest matches', async () => {
+    await runDiscover();
+    await runSzz();
+    await rm(stageOutputPath(root, REPO, 'szz'));
+    expect((await runSzz()).outcome).toBe('ran');
+    expect(existsSync(stageOutputPath(root, REPO, 'szz'))).toBe(true);
+  });
+
+  it('an item whose content changed is recomputed while unchanged items are reused', async () => {
+    await runDiscover();
+    await runSzz();
+    w.calls = [];
+
+    w.repoState = 'head-2';
+    w.list = w.list.map((i) => (i.id === 'i2' ? { ...i, v: 100 } : i));
+    await runDiscover();
+    expect(ran(await runSzz())).toEqual({ reused: 4, computed: 1 });
+    expect(w.calls).toEqual(['i2']);
+    const out = await readJsonl(stageOutputPath(root, REPO, 'szz'), OutSchema);
+    expect(out.find((o) => o.id === 'i2')).toEqual({ id: 'i2', doubled: 200 });
+  });
+});
+
+describe('runStage interrupted runs', () => {
+  it('a stage that throws midway leaves no manifest, and the rerun computes only the unfinished items', async () => {
+    await runDiscover();
+    await runSzz(); // a finished run: its manifest must not survive the failed run below
+    config = { ...config, szz: { ...config.szz, concurrency: 9 } }; // new key for every item
+    w.calls = [];
+    w.failAt = 'i3';
+
+    const err = await caught(runSzz());
+    expect((err as Error).message).toBe('boom on i3');
+    expect(manifestExists('szz')).toBe(false);
+    // A stale manifest would make the next run report up-to-date over the old output.
+    expect(w.calls).toEqual(['i0', 'i1', 'i2', 'i3']);
+
+    w.failAt = null;
+    w.calls = [];
+    expect(ran(await runSzz())).toEqual({ reused: 3, computed: 2 });
+    expect(w.calls).toEqual(['i3', 'i4']);
+    expect(manifestExists('szz')).toBe(true);
+  });
+
+  it('items after a failed one are not started once the stage has failed (no work after the error)', async () => {
+    await runDiscover();
+    w.failAt = 'i1';
+    await caught(runSzz());
+    // Let any work still queued behind the failure run, if the runner let it.
+    await new Promise((r) => setTimeout(r, 50));
+    expect(w.calls).toEqual(['i0', 'i1']);
+  });
+
+  it('with concurrency, the items running when one fails are checkpointed before the error is reported', async () => {
+    w.concurrency = 3;
+    await runDiscover();
+    w.failAt = 'i0';
+    await caught(runSzz());
+    const started = [...w.calls];
+    // i1 and i2 were running alongside i0; none after them started.
+    expect(started).toEqual(['i0', 'i1', 'i2']);
+
+    w.failAt = null;
+    w.calls = [];
+    expect(ran(await runSzz())).toEqual({ reused: 2, computed: 3 });
+    expect(w.calls.sort()).toEqual(['i0', 'i3', 'i4']);
+  });
+
+  it('a torn last checkpoint line is ignored and does not swallow the next checkpointed item', async () => {
+    await runDiscover();
+    w.failAt = 'i2';
+    await caught(runSzz()); // i0, i1 checkpointed
+    const cp = join(szzDir(), 'checkpoint.jsonl');
+    await appendFile(cp, '{"key":"deadbeef","value":{"id":"i'); // a kill mid-write
+
+    w.failAt = 'i4';
+    w.calls = [];
+    await caught(runSzz()); // reuses i0, i1; checkpoints i2, i3 after the torn line
+    expect(w.calls).toEqual(['i2', 'i3', 'i4']);
+
+    w.failAt = null;
+    w.calls = [];
+    expect(ran(await runSzz())).toEqual({ reused: 4, computed: 1 });
+    expect(w.calls).toEqual(['i4']);
+  });
+
+  it('a successful run compacts the checkpoint to the current items', async () => {
+    await runDiscover();
+    await runSzz();
+    w.repoState = 'head-2';
+    w.list = w.list.slice(0, 2);
+    await runDiscover();
+    await runSzz();
+    const lines = (await readFile(join(szzDir(), 'checkpoint.jsonl'), 'utf8')).trim().split('\n');
+    expect(lines).toHaveLength(2);
+  });
+});
+
+describe('artifacts', () => {
+  it('the output file is written atomically: no .incomplete file is left', async () => {
+    await runDiscover();
+    await runSzz();
+    for (const stage of ['discover', 'szz']) {
+      const files = await readdir(stageDir(root, REPO, stage));
+      expect(files.filter((f) => f.endsWith('.incomplete'))).toEqual([]);
+      expect(files).toContain('items.jsonl');
+      expect(files).toContain('manifest.json');
+    }
+  });
+
+  it('writeAtomic replaces a file whole and leaves no temp file', async () => {
+    const path = join(root, 'x', 'f.txt');
+    await writeAtomic(path, 'old\n');
+    await writeAtomic(path, 'new\n');
+    expect(await readFile(path, 'utf8')).toBe('new\n');
+    expect(await readdir(join(root, 'x'))).toEqual(['f.txt']);
+  });
+
+  it('readJsonl on an artifact with invalid JSON gives a ForesightError naming file and line', async () => {
+    const path = join(root, 'items.jsonl');
+    await writeFile(path, toJsonl([{ id: 'a', v: 1 }]) + '{"id": "b", "v"\n');
+    const err = await caught(readJsonl(path, ItemSchema));
+    expect(err).toBeInstanceOf(ForesightError);
+    expect((err as ForesightError).message).toContain(`${path}:2`);
+    expect((err as ForesightError).remedy).toMatch(/--force/);
+  });
+
+  it('readJsonl on a record that fails the schema names file, line and field', async () => {
+    const path = join(root, 'items.jsonl');
+    await writeFile(path, toJsonl([{ id: 'a', v: 1 }, { id: 'b', v: 2 }, { id: 'c', v: 'three' }]));
+    const err = await caught(readJsonl(path, ItemSchema));
+    expect(err).toBeInstanceOf(ForesightError);
+    expect((err as ForesightError).message).toContain(`${path}:3`);
+    expect((err as ForesightError).message).toContain('v');
+  });
+
+  it('a corrupted upstream artifact fails the next stage with a ForesightError, not a crash', async () => {
+    await runDiscover();
+    await appendFile(stageOutputPath(root, REPO, 'discover'), 'not json\n');
+    const err = await caught(runSzz());
+    expect(err).toBeInstanceOf(ForesightError);
+    expect((err as ForesightError).message).toContain(`${stageOutputPath(root, REPO, 'discover')}:6`);
+  });
+
+  it('a missing upstream artifact gives a ForesightError whose remedy names the command', async () => {
+    const err = await caught(runSzz());
+    expect(err).toBeInstanceOf(ForesightError);
+    expect((err as ForesightError).message).toContain('discover');
+    expect((err as ForesightError).remedy).toContain(`foresight run --repo ${REPO}`);
+    expect((err as ForesightError).remedy).toContain('--from discover');
+    expect(w.calls).toEqual([]);
+  });
+
+  it('an unfinished upstream stage (no manifest) counts as missing', async () => {
+    await runDiscover();
+    await rm(join(stageDir(root, REPO, 'discover'), 'manifest.json'));
+    const err = await caught(runSzz());
+    expect(err).toBeInstanceOf(ForesightError);
+    expect(w.calls).toEqual([]);
+  });
+});

@@ -1,0 +1,160 @@
+import { describe, expect, it } from 'vitest';
+import { aggregateRuns, runProblem } from '../../../stages/validate/aggregate-runs.ts';
+import { computeSets } from '../../../stages/validate/compute-sets.ts';
+import type { StateRun } from '../../../stages/validate/env/docker.ts';
+import type { TestStatus } from '../../../stages/validate/runners/types.ts';
+import type { Outcome, StateName, StateResult } from '../../../stages/validate/schema.ts';
+
+function state(name: StateName, tests: Record<string, Outcome>, extra: Partial<StateResult> = {}): StateResult {
+  return { name, checkout: 'c', overlay: null, testFiles: [], ran: true, problem: null, runs: 3, tests, collectionErrors: [], durationMs: 1, ...extra };
+}
+
+/** A healthy chain: t_new is PR1's fail->pass, t_old stays green, t_edge is the anticipation test. */
+function healthy(): Record<StateName, StateResult> {
+  return {
+    S1: state('S1', { 'a.py::t_new': 'fail', 'a.py::t_old': 'pass' }),
+    S2: state('S2', { 'a.py::t_new': 'pass', 'a.py::t_old': 'pass' }),
+    S3: state('S3', { 'a.py::t_edge': 'fail', 'a.py::t_new': 'pass' }),
+    S4: state('S4', { 'a.py::t_edge': 'fail', 'a.py::t_new': 'pass' }),
+    S5: state('S5', { 'a.py::t_edge': 'pass', 'a.py::t_new': 'pass' }),
+  };
+}
+
+function run(tests: Record<string, TestStatus>, extra: Partial<StateRun> = {}): StateRun {
+  return { ok: true, exitCode: Object.values(tests).some((s) => s !== 'pass' && s !== 'skip') ? 1 : 0, timedOut: false, durationMs: 10, parsed: { tests, collectionErrors: [] }, outputTail: '', ...extra };
+}
+
+describe('computeSets', () => {
+  it('computes every set of a healthy chain and excludes nothing', () => {
+    const s = computeSets(healthy());
+    expect(s).toMatchObject({
+      FAIL_TO_PASS: ['a.py::t_new'],
+      PASS_TO_PASS: ['a.py::t_old'],
+      PR2_FAIL_TO_PASS: ['a.py::t_edge'],
+      PR2_PASS_TO_PASS: ['a.py::t_new'],
+      ANTICIPATION_FAIL_TO_PASS: ['a.py::t_edge'],
+      exclusion: null,
+    });
+  });
+
+  it('skipped_test_is_never_fail_to_pass', () => {
+    const st = healthy();
+    st.S1.tests['a.py::t_new'] = 'skip';
+    const s = computeSets(st);
+    expect(s.FAIL_TO_PASS).toEqual([]);
+    expect(s.exclusion?.reason).toBe('no_pr1_failure');
+  });
+
+  it('flaky_test_enters_no_set', () => {
+    const st = healthy();
+    st.S1.tests['a.py::t_flaky'] = 'pass';
+    st.S2.tests['a.py::t_flaky'] = 'flaky';
+    st.S4.tests['a.py::t_flaky'] = 'fail';
+    st.S5.tests['a.py::t_flaky'] = 'pass';
+    const s = computeSets(st);
+    for (const set of [s.FAIL_TO_PASS, s.PASS_TO_PASS, s.p2p_excluded_gold_fail, s.PR2_FAIL_TO_PASS, s.PR2_PASS_TO_PASS, s.ANTICIPATION_FAIL_TO_PASS]) {
+      expect(set).not.toContain('a.py::t_flaky');
+    }
+    expect(s.flaky_tests).toEqual(['a.py::t_flaky']);
+  });
+
+  it('import_crash_at_base_counts_as_failing_when_the_head_imports_the_file', () => {
+    const st = healthy();
+    st.S1 = state('S1', { 'a.py::t_old': 'pass' }, { collectionErrors: ['b.py'] });
+    st.S2.tests['b.py::t_added'] = 'pass';
+    // t_new did not run at S1 (a.py ran without it) and is no crash: only b.py's test flips.
+    expect(computeSets(st).FAIL_TO_PASS).toEqual(['b.py::t_added']);
+  });
+
+  it('import_crash_at_base_is_not_a_failure_when_the_head_cannot_import_it_either', () => {
+    const st = healthy();
+    st.S1.collectionErrors = ['b.py'];
+    st.S2.collectionErrors = ['b.py'];
+    const s = computeSets(st);
+    expect(s.FAIL_TO_PASS).toEqual(['a.py::t_new']);
+    expect(s.exclusion?.reason).toBe('env_failed_pr1');
+  });
+
+  it('import_crash_at_head_is_an_environment_failure_not_a_chain_failure', () => {
+    const st = healthy();
+    st.S2 = state('S2', { 'a.py::t_old': 'pass' }, { collectionErrors: ['a.py'] });
+    expect(computeSets(st).exclusion?.reason).toBe('env_failed_pr1');
+  });
+
+  it('pr2_test_that_cannot_import_at_pr1_head_is_not_gradeable', () => {
+    const st = healthy();
+    st.S3 = state('S3', {}, { collectionErrors: ['a.py'] });
+    const s = computeSets(st);
+    expect(s.ANTICIPATION_FAIL_TO_PASS).toEqual([]);
+    expect(s.anticipation_not_gradeable).toEqual(['a.py::t_edge']);
+    expect(s.exclusion?.reason).toBe('anticipation_not_gradeable');
+  });
+
+  it('pr2_test_passing_at_pr1_head_is_no_anticipation', () => {
+    const st = healthy();
+    st.S3.tests['a.py::t_edge'] = 'pass';
+    expect(computeSets(st).exclusion?.reason).toBe('anticipation_empty');
+  });
+
+  it('test_the_gold_pr1_breaks_leaves_pass_to_pass_and_is_listed', () => {
+    const st = healthy();
+    st.S1.tests['a.py::t_broken'] = 'pass';
+    st.S2.tests['a.py::t_broken'] = 'fail';
+    const s = computeSets(st);
+    expect(s.PASS_TO_PASS).toEqual(['a.py::t_old']);
+    expect(s.p2p_excluded_gold_fail).toEqual(['a.py::t_broken']);
+  });
+
+  it('state_that_did_not_run_is_an_environment_failure_never_a_fail', () => {
+    const st = healthy();
+    st.S4 = state('S4', {}, { ran: false, problem: 'timed out after 600s' });
+    const s = computeSets(st);
+    expect(s.exclusion).toMatchObject({ reason: 'env_failed_pr2', detail: 'S4: timed out after 600s' });
+  });
+
+  it('names the empty set when PR2 tests do not flip', () => {
+    const st = healthy();
+    st.S4.tests['a.py::t_edge'] = 'pass';
+    expect(computeSets(st).exclusion?.reason).toBe('pr2_not_fail_to_pass');
+    const st2 = healthy();
+    st2.S1.tests['a.py::t_old'] = 'fail';
+    st2.S2.tests['a.py::t_old'] = 'fail';
+    st2.S2.tests['a.py::t_new'] = 'fail';
+    expect(computeSets(st2).exclusion?.reason).toBe('pr1_f2p_zero');
+  });
+});
+
+describe('aggregateRuns', () => {
+  const req = { name: 'S2' as const, checkout: 'c', overlay: null, testFiles: ['a.py'] };
+
+  it('outcome_that_changes_between_runs_is_flaky', () => {
+    const s = aggregateRuns(req, [run({ 'a.py::t': 'pass' }), run({ 'a.py::t': 'fail' }), run({ 'a.py::t': 'pass' })]);
+    expect(s.tests['a.py::t']).toBe('flaky');
+  });
+
+  it('test_missing_from_one_run_is_flaky_not_passing', () => {
+    const s = aggregateRuns(req, [run({ 'a.py::t': 'pass' }), run({}), run({ 'a.py::t': 'pass' })]);
+    expect(s.tests['a.py::t']).toBe('flaky');
+  });
+
+  it('error_counts_as_fail_only_when_every_run_failed', () => {
+    const s = aggregateRuns(req, [run({ 'a.py::t': 'error' }), run({ 'a.py::t': 'fail' })]);
+    expect(s.tests['a.py::t']).toBe('fail');
+  });
+
+  it('nonzero_exit_without_a_failing_test_is_an_infrastructure_error_not_a_pass', () => {
+    const r = run({ 'a.py::t': 'pass' }, { exitCode: 3, outputTail: 'INTERNALERROR> boom' });
+    expect(runProblem(r)).toMatch(/exited 3 without a failing test: INTERNALERROR> boom/);
+    const s = aggregateRuns(req, [r]);
+    expect(s).toMatchObject({ ran: false, tests: {} });
+  });
+
+  it('run_without_a_report_is_not_evidence_the_suite_ran', () => {
+    expect(aggregateRuns(req, [run({}, { ok: false, exitCode: 4, outputTail: 'ERROR: usage' })]).ran).toBe(false);
+  });
+
+  it('timeout_is_its_own_status', () => {
+    const s = aggregateRuns(req, [run({}, { timedOut: true, durationMs: 600_000 })]);
+    expect(s.problem).toBe('timed out after 600s');
+  });
+});
