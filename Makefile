@@ -4,6 +4,7 @@ STAGE ?=
 CLONE ?=
 FORESIGHT = node_modules/.bin/tsx pipeline/bin.ts
 CLONE_FLAG = $(if $(CLONE),--clone $(CLONE),)
+VITEST_ARGS ?=
 
 .PHONY: setup demo test mine stage publish typecheck bench clean-demo
 
@@ -18,7 +19,7 @@ demo: setup
 test: setup
 	@bash scripts/setup-python.sh
 	@node_modules/.bin/tsc --noEmit -p .
-	@node_modules/.bin/vitest run
+	@node_modules/.bin/vitest run $(VITEST_ARGS)
 
 ## Mine a repository: make mine REPO=owner/name [CLONE=path/to/local/clone]
 mine: setup

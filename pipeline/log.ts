@@ -10,7 +10,11 @@ export function redact(text: string, env: NodeJS.ProcessEnv = process.env): stri
   let out = text;
   for (const name of SECRET_VARS) {
     const v = env[name];
-    if (v && v.length >= 6) out = out.split(v).join(`<${name}>`);
+    if (!v || v.length < 6) continue;
+    out = out.split(v).join(`<${name}>`);
+    // Log lines are JSON: a value with quotes or backslashes appears escaped there.
+    const escaped = JSON.stringify(v).slice(1, -1);
+    if (escaped !== v) out = out.split(escaped).join(`<${name}>`);
   }
   return out;
 }
@@ -62,10 +66,10 @@ function make(sink: Sink, bound: Record<string, unknown>): Logger {
     warn: (m, f) => write('warn', m, f),
     error: (m, f) => write('error', m, f),
     progress(label, done, total) {
-      if (sink.file) appendFileSync(sink.file, JSON.stringify({ time: new Date().toISOString(), level: 'debug', msg: 'progress', label, done, total, ...bound }) + '\n');
+      if (sink.file) appendFileSync(sink.file, redact(JSON.stringify({ time: new Date().toISOString(), level: 'debug', msg: 'progress', label, done, total, ...bound })) + '\n');
       if (sink.quiet) return;
       const stage = typeof bound.stage === 'string' ? `[${bound.stage}] ` : '';
-      const line = `${stage}${label} ${done}/${total}`;
+      const line = redact(`${stage}${label} ${done}/${total}`);
       if (tty) {
         process.stderr.write(`\r\x1b[2K${line}`);
         sink.lastProgress = line;

@@ -1,0 +1,174 @@
+import { describe, expect, it } from 'vitest';
+import { attributionJudge } from '../../judges/attribution/index.ts';
+import { eligibilityJudge } from '../../judges/eligibility/index.ts';
+import { FAIRNESS_RULE_SETS, fairnessJudge } from '../../judges/fairness/index.ts';
+import { makeProviders } from '../../judges/providers/registry.ts';
+import { rulesProvider } from '../../judges/providers/rules.ts';
+import type { JudgeInput } from '../../judges/types.ts';
+import { loadConfig, type Config } from '../../pipeline/config.ts';
+
+// PR1 adds slugify; PR2 fixes it for consecutive spaces with a new helper and test.
+const PR1_LINE = 'return "-".join(text.lower().split(" "))';
+const PR2_BODY = 'Regression in #1. Consecutive spaces produced empty segments between the dashes of a slug.';
+
+function chain(problemStatement: string, over: Partial<JudgeInput> = {}): JudgeInput {
+  return {
+    instanceId: 'minilib__1-9',
+    miningCategory: 'cross_reference',
+    problemStatement,
+    pr1: {
+      number: 1,
+      title: 'Add slugify helper',
+      body: 'slugify() lowercases a title and joins its words with hyphens, for use in URLs.',
+      patch: `--- a/minilib/text.py\n+++ b/minilib/text.py\n@@ -1,0 +1,2 @@\n+def slugify(text):\n+    ${PR1_LINE}\n`,
+      testPatch: '+def test_slugify_basic():\n+    assert slugify("Hello World") == "hello-world"\n',
+    },
+    pr2: {
+      number: 9,
+      title: 'Fix slugify producing empty segments',
+      body: PR2_BODY,
+      patch: '+def _collapse_whitespace(text):\n+    return " ".join(text.split())\n',
+      testPatch: '+def test_slugify_collapses_whitespace():\n+    assert slugify("a  b") == "a-b"\n',
+    },
+    blame: { linesFromPr1: 1, linesFromOthers: 0, explicitReference: true },
+    ...over,
+  };
+}
+
+const CLEAN = 'Add a helper that turns a title into a URL slug: lowercase words joined by hyphens.';
+
+function eligibility(title: string) {
+  const input = chain(CLEAN);
+  const v = eligibilityJudge.rules({ ...input, pr2: { ...input.pr2, title } }, 'default');
+  return { verdict: v.verdict, pass: eligibilityJudge.passes(v) };
+}
+
+function attribution(linesFromPr1: number, linesFromOthers: number) {
+  const v = attributionJudge.rules(chain(CLEAN, { blame: { linesFromPr1, linesFromOthers, explicitReference: false } }), 'default');
+  return { code: v.code, pass: attributionJudge.passes(v) };
+}
+
+describe('eligibility rules', () => {
+  it('a revert is ineligible, even a revert of a fix', () => {
+    expect(eligibility('Revert "Add word_count helper (#5)"')).toEqual({ verdict: 'revert', pass: false });
+    expect(eligibility('Revert "Fix clamp truncating floats"')).toEqual({ verdict: 'revert', pass: false });
+  });
+
+  it('a "Fix ..." title is a bug fix and passes', () => {
+    expect(eligibility('Fix slugify producing empty segments')).toEqual({ verdict: 'bug_fix', pass: true });
+  });
+
+  it('an "Add ..." title is a feature and fails', () => {
+    expect(eligibility('Add binary units option to format_bytes')).toEqual({ verdict: 'feature', pass: false });
+  });
+
+  it('a refactor fails', () => {
+    expect(eligibility('Refactor duration parsing into a table')).toEqual({ verdict: 'refactor', pass: false });
+  });
+
+  it('a title naming no defect is not a bug', () => {
+    expect(eligibility('Update documentation')).toEqual({ verdict: 'not_a_bug', pass: false });
+  });
+});
+
+describe('attribution rules', () => {
+  it('PR1 wrote most fixed lines: A, passes', () => {
+    expect(attribution(3, 1)).toEqual({ code: 'A', pass: true });
+  });
+
+  it('most fixed lines predate PR1: B, fails', () => {
+    expect(attribution(1, 4)).toEqual({ code: 'B', pass: false });
+  });
+
+  it('no fixed line from PR1: D, fails', () => {
+    expect(attribution(0, 5)).toEqual({ code: 'D', pass: false });
+  });
+});
+
+describe('fairness rules', () => {
+  const judge = (statement: string, ruleSet: string) => {
+    const v = fairnessJudge.rules(chain(statement), ruleSet);
+    return { ...v, pass: fairnessJudge.passes(v) };
+  };
+
+  it('a statement naming an identifier only PR2 introduces leaks (identifiers rule set)', () => {
+    const v = judge('Add slugify. Make sure _collapse_whitespace is applied to the input first.', 'identifiers');
+    expect(v).toMatchObject({ leak: true, prescribes_mechanism: false, pass: false });
+    expect(v.reason).toContain('_collapse_whitespace');
+    // The other rule set looks at prose, not names: the two judges are independent.
+    expect(judge('Add slugify. Make sure _collapse_whitespace is applied to the input first.', 'overlap').leak).toBe(false);
+  });
+
+  it('an identifier PR1 also uses is not a leak', () => {
+    // slugify appears in PR2's diff too, but PR1 introduced it.
+    expect(judge('Add slugify for URLs.', 'identifiers').leak).toBe(false);
+  });
+
+  it("a statement repeating a 6-word phrase of PR2's body leaks (overlap rule set)", () => {
+    const v = judge('Add a slug helper; consecutive spaces produced empty segments between words.', 'overlap');
+    expect(v).toMatchObject({ leak: true, pass: false });
+    expect(v.reason).toContain('consecutive spaces produced empty segments between');
+  });
+
+  it("a statement quoting a >=25-char line of PR1's added code prescribes the mechanism", () => {
+    expect(PR1_LINE.length).toBeGreaterThanOrEqual(25);
+    for (const set of FAIRNESS_RULE_SETS) {
+      const v = judge(`Add a slug helper implemented as: ${PR1_LINE}`, set);
+      expect(v).toMatchObject({ leak: false, prescribes_mechanism: true, pass: false });
+    }
+  });
+
+  it('a clean PR1-only statement passes both rule sets', () => {
+    expect(FAIRNESS_RULE_SETS).toEqual(expect.arrayContaining(['identifiers', 'overlap']));
+    for (const set of FAIRNESS_RULE_SETS) expect(judge(CLEAN, set)).toMatchObject({ leak: false, prescribes_mechanism: false, pass: true });
+  });
+
+  it('an unknown rule set is an error, not a silent pass', () => {
+    expect(() => fairnessJudge.rules(chain(CLEAN), 'nope')).toThrow(/unknown fairness rule set/);
+  });
+});
+
+describe('rules provider', () => {
+  it('writes its name and rule set as provider/model and answers with the judge rules', async () => {
+    const p = rulesProvider('identifiers');
+    expect({ name: p.name, model: p.model }).toEqual({ name: 'rules', model: 'identifiers' });
+    const v = await p.ask(fairnessJudge, chain('Use _collapse_whitespace.'));
+    expect(v.leak).toBe(true);
+    expect(await rulesProvider().ask(eligibilityJudge, chain(CLEAN))).toMatchObject({ verdict: 'bug_fix' });
+  });
+});
+
+describe('makeProviders', () => {
+  it('offline: two fairness judges with DIFFERENT rule sets (one judge twice is not independent)', async () => {
+    const { main, fairness } = makeProviders(loadConfig({}), {});
+    expect(main.name).toBe('rules');
+    expect(fairness.map((f) => f.name)).toEqual(['rules', 'rules']);
+    expect(fairness[0].model).not.toBe(fairness[1].model);
+    // They must actually judge differently, not just carry different labels.
+    const input = chain('Add slugify. Make sure _collapse_whitespace is applied to the input first.');
+    const [a, b] = await Promise.all(fairness.map((f) => f.ask(fairnessJudge, input)));
+    expect(a!.leak).not.toBe(b!.leak);
+  });
+
+  it('with judge.provider openai and the LLM env set: openai-compatible providers with the two fairness models', () => {
+    const env = {
+      FORESIGHT_LLM_BASE_URL: 'http://127.0.0.1:9/v1',
+      FORESIGHT_LLM_API_KEY: 'test-key-not-secret',
+      FORESIGHT_JUDGE_MODEL: 'judge-m',
+      FORESIGHT_FAIRNESS_MODELS: 'fair-a, fair-b',
+    };
+    const config: Config = loadConfig(env);
+    expect(config.judge.provider).toBe('openai');
+    const { main, fairness } = makeProviders(config, env);
+    expect({ name: main.name, model: main.model }).toEqual({ name: 'openai-compatible', model: 'judge-m' });
+    expect(fairness.map((f) => [f.name, f.model])).toEqual([
+      ['openai-compatible', 'fair-a'],
+      ['openai-compatible', 'fair-b'],
+    ]);
+  });
+
+  it('rules config ignores LLM settings in the environment', () => {
+    const env = { FORESIGHT_LLM_BASE_URL: 'http://127.0.0.1:9/v1', FORESIGHT_LLM_API_KEY: 'k', FORESIGHT_JUDGE_MODEL: 'm', FORESIGHT_FAIRNESS_MODELS: 'a,b' };
+    expect(makeProviders(loadConfig({}), env).main.name).toBe('rules');
+  });
+});

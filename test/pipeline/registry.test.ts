@@ -1,0 +1,125 @@
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { JUDGES } from '../../judges/registry.ts';
+import type { JudgeInput } from '../../judges/types.ts';
+import { ForesightError } from '../../pipeline/errors.ts';
+import { parseStage, plan } from '../../pipeline/pipeline.ts';
+import { STAGE_DEFS } from '../../pipeline/registry.ts';
+import { STAGES } from '../../pipeline/stage.ts';
+import { PROJECT_ROOT } from '../../pipeline/version.ts';
+import { SOURCES } from '../../stages/discover/sources/registry.ts';
+import { getRunner, runners } from '../../stages/validate/runners/registry.ts';
+
+const folders = (rel: string): string[] =>
+  readdirSync(join(PROJECT_ROOT, rel), { withFileTypes: true })
+    .filter((e) => e.isDirectory())
+    .map((e) => e.name)
+    .sort();
+
+const input: JudgeInput = {
+  instanceId: 'acme__widgets-1-2',
+  miningCategory: 'szz',
+  problemStatement: 'Add a helper that turns a title into a URL slug.',
+  pr1: { number: 1, title: 'Add slugify', body: 'Adds slugify.', patch: '+def slugify(text):\n', testPatch: '' },
+  pr2: { number: 2, title: 'Fix slugify on double spaces', body: 'Regression in #1.', patch: '+    parts = text.split()\n', testPatch: '' },
+  blame: { linesFromPr1: 1, linesFromOthers: 0, explicitReference: false },
+};
+
+describe('stage registry', () => {
+  it('a stage folder missing from STAGE_DEFS (or out of order) is caught', () => {
+    expect(folders('stages')).toEqual([...STAGES].sort());
+    expect([...STAGE_DEFS.keys()]).toEqual([...STAGES]);
+    for (const [name, def] of STAGE_DEFS) expect(def.name).toBe(name);
+  });
+
+  it('only the first stage reads the repository; every later one reads its predecessor', () => {
+    const [first, ...rest] = [...STAGE_DEFS.values()];
+    expect(first!.input).toBeNull();
+    expect(typeof first!.source).toBe('function');
+    for (const def of rest) expect(def.input, def.name).toBeInstanceOf(z.ZodType);
+  });
+
+  it('a typo in a stage code path is caught (a missing path is hashed as a name, so edits would never rerun it)', () => {
+    for (const def of STAGE_DEFS.values()) {
+      expect(def.code, def.name).toContain(`stages/${def.name}`);
+      for (const p of def.code) expect(existsSync(join(PROJECT_ROOT, p)), `${def.name}: ${p}`).toBe(true);
+    }
+  });
+});
+
+describe('judge registry', () => {
+  it('a judge folder missing from JUDGES is caught', () => {
+    expect(folders('judges').filter((f) => f !== 'providers')).toEqual(Object.keys(JUDGES).sort());
+  });
+
+  it.each(Object.entries(JUDGES))('%s has a schema, a prompt, rules whose verdict fits the schema, and passes', (name, judge) => {
+    expect(judge.name).toBe(name);
+    expect(judge.schema).toBeInstanceOf(z.ZodType);
+    const { system, user } = judge.prompt(input);
+    expect(system.length).toBeGreaterThan(0);
+    // An LLM provider sends only the prompt: every judge needs PR2 in it.
+    expect(user).toContain(input.pr2.title);
+    const variant = name === 'fairness' ? 'identifiers' : 'default';
+    const verdict = (judge.schema as z.ZodType).parse(judge.rules(input, variant));
+    expect(typeof (judge.passes as (v: unknown) => boolean)(verdict)).toBe('boolean');
+  });
+});
+
+describe('plug-in registries', () => {
+  it('a test runner folder missing from the runner registry is caught', () => {
+    const dirs = folders('stages/validate/runners');
+    expect(dirs.length).toBeGreaterThan(0);
+    expect([...runners.keys()].sort()).toEqual(dirs);
+    for (const d of dirs) expect(getRunner(d).name).toBe(d);
+  });
+
+  it('getRunner on an unknown name lists the known runners', () => {
+    expect(() => getRunner('nope')).toThrow(ForesightError);
+    try {
+      getRunner('nope');
+    } catch (err) {
+      for (const d of folders('stages/validate/runners')) expect((err as ForesightError).remedy).toContain(d);
+    }
+  });
+
+  it('a discovery source folder missing from SOURCES is caught', () => {
+    const dirs = folders('stages/discover/sources');
+    expect(dirs.length).toBeGreaterThan(0);
+    expect([...SOURCES.keys()].sort()).toEqual(dirs);
+    for (const d of dirs) expect(SOURCES.get(d)!.name).toBe(d);
+  });
+});
+
+describe('plan', () => {
+  it('--from judge reruns judge and emit, both forced', () => {
+    expect(plan({ from: 'judge' })).toEqual([
+      { stage: 'judge', force: true },
+      { stage: 'emit', force: true },
+    ]);
+  });
+
+  it('--only runs exactly one stage, forced only with --force', () => {
+    expect(plan({ only: 'validate' })).toEqual([{ stage: 'validate', force: false }]);
+    expect(plan({ only: 'validate', force: true })).toEqual([{ stage: 'validate', force: true }]);
+  });
+
+  it('by default runs all six stages unforced, so up-to-date ones skip themselves', () => {
+    expect(plan({})).toEqual(STAGES.map((stage) => ({ stage, force: false })));
+    expect(plan({ force: true }).every((s) => s.force)).toBe(true);
+  });
+
+  it('parseStage rejects an unknown stage with a ForesightError listing the stages', () => {
+    expect(parseStage('szz')).toBe('szz');
+    let err: unknown;
+    try {
+      parseStage('nope');
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(ForesightError);
+    expect((err as ForesightError).message).toContain('nope');
+    for (const s of STAGES) expect((err as ForesightError).remedy).toContain(s);
+  });
+});
