@@ -12,7 +12,7 @@ src=/etc/apt/sources.list.d/debian.sources
 mirror=$(awk '/^URIs:/ {print $2; exit}' "$src" 2>/dev/null || true)
 [ -n "$mirror" ] || mirror=$(awk '/^deb / {print $2; exit}' /etc/apt/sources.list 2>/dev/null || true)
 [ -n "$mirror" ] || { echo "no Debian mirror found in $src or /etc/apt/sources.list: set one there" >&2; exit 1; }
-dir=$(mktemp -d /tmp/foresight-rootfs.XXXXXX)
+dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 echo "building base image $name from $mirror (about 80 s)"
 debootstrap --variant=minbase --include=python3,python3-pytest,git bookworm "$dir" "$mirror" >"$dir.log" 2>&1 \
