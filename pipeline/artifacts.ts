@@ -68,7 +68,7 @@ export const ManifestSchema = z.object({
   /** Fingerprint of everything below: the cache key. */
   fingerprint: z.string(),
   inputs: z.object({
-    /** Upstream artifact's fingerprint, or the repository state for the first stage. */
+    /** Hash of the upstream artifact's content, or of the repository state for the first stage. */
     upstream: z.string(),
     /** Hash of the stage's code (its folder and the modules it names). */
     code: z.string(),

@@ -55,7 +55,8 @@ export async function runStage(def: AnyStage, opts: RunStageOptions): Promise<St
         remedy: `run it first: foresight run --repo ${repo.name} (or --from ${prev})`,
       });
     }
-    upstream = prevManifest.fingerprint as Fingerprint;
+    // What the upstream stage produced, not what it was asked: a rerun with identical output costs nothing downstream.
+    upstream = prevManifest.output as Fingerprint;
     items = await readJsonl(join(prevDir, OUTPUT_FILE), def.input);
   } else if (def.source) {
     upstream = await def.source({ repo, config });
