@@ -14,7 +14,8 @@ export interface JudgeInput {
 }
 
 export interface PrView {
-  number: number;
+  /** "PR #12" or "commit 0123456789". */
+  label: string;
   title: string;
   body: string;
   /** Source diff (unified). */

@@ -33,9 +33,15 @@ export const ExclusionSchema = z.object({
 });
 export type Exclusion = z.infer<typeof ExclusionSchema>;
 
-/** A merged pull request as seen in the mainline history. */
+/**
+ * A merged change as seen in the mainline history: a pull request, or, in a repository whose history
+ * records no PRs (Django's), a mainline commit.
+ */
 export const PullRequestSchema = z.object({
-  number: z.number().int().positive(),
+  /** Key of the change: the PR number as a string, or the commit's 10-character sha for a commit. */
+  id: z.string(),
+  /** The PR number; null for a direct commit used as a change. */
+  number: z.number().int().positive().nullable(),
   title: z.string(),
   body: z.string(),
   author: z.string(),
@@ -44,8 +50,19 @@ export const PullRequestSchema = z.object({
   mergeSha: z.string(),
   /** First parent of mergeSha. */
   baseSha: z.string(),
-  style: z.enum(['squash', 'merge']),
+  /** squash/merge: a GitHub PR; commit: a mainline commit standing for itself. */
+  style: z.enum(['squash', 'merge', 'commit']),
   /** The PR's own commits (for a squash, the squash commit). */
   commits: z.array(z.string()),
 });
 export type PullRequest = z.infer<typeof PullRequestSchema>;
+
+/** How a change is named to people: "PR #12" or "commit 0123456789". */
+export function changeLabel(c: Pick<PullRequest, 'id' | 'number'>): string {
+  return c.number !== null ? `PR #${c.number}` : `commit ${c.id}`;
+}
+
+/** The id of a commit used as a change. */
+export function commitChangeId(sha: string): string {
+  return sha.slice(0, 10);
+}

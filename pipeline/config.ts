@@ -6,6 +6,10 @@ export const ConfigSchema = z.object({
   discover: z.object({
     /** Branch whose first-parent history is mined. */
     branch: z.string().default('HEAD'),
+    /** Changes are GitHub PRs, or mainline commits (histories without PR numbers, like Django's). */
+    units: z.enum(['auto', 'prs', 'commits']).default('auto'),
+    /** Where "#N" points: GitHub PRs/issues, or Trac tickets (Django's "Fixed #N -- "). */
+    tracker: z.enum(['auto', 'github', 'trac']).default('auto'),
   }),
   szz: z.object({
     /** Blame jobs run at once. */
@@ -42,7 +46,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   };
   const llm = Boolean(env.FORESIGHT_LLM_BASE_URL);
   const raw = {
-    discover: { branch: env.FORESIGHT_BRANCH || undefined },
+    discover: { branch: env.FORESIGHT_BRANCH || undefined, units: env.FORESIGHT_UNITS || undefined, tracker: env.FORESIGHT_TRACKER || undefined },
     szz: { concurrency: num('FORESIGHT_SZZ_CONCURRENCY') },
     validate: {
       image: env.FORESIGHT_IMAGE || undefined,

@@ -7,6 +7,7 @@ import {
   readJsonl,
   readManifest,
   removeManifest,
+  repoDataDir,
   stageDir,
   toJsonl,
   writeAtomic,
@@ -88,6 +89,7 @@ export async function runStage(def: AnyStage, opts: RunStageOptions): Promise<St
     config,
     log,
     outDir: dir,
+    repoDir: repoDataDir(dataRoot, repo.name),
     signal: opts.signal ?? new AbortController().signal,
     async forEach(list, feOpts, fn) {
       const results = new Array(list.length);

@@ -25,6 +25,8 @@ export interface StageContext {
   log: Logger;
   /** This stage's artifact folder (data/<repo>/<stage>/), for extra outputs such as emitted files. */
   outDir: string;
+  /** The repository's artifact folder (data/<repo>/), for caches shared by stages (e.g. HTTP caches). */
+  repoDir: string;
   signal: AbortSignal;
   /**
    * Run `fn` on every item, each result checkpointed as soon as it is known and keyed by the

@@ -21,7 +21,7 @@ export const eligibilityJudge: Judge<Eligibility> = {
       system:
         'You classify a pull request. Answer with a JSON object {"verdict": one of "bug_fix", "feature", "revert", "refactor", "not_a_bug", "reason": one sentence}. ' +
         '"bug_fix" only when the PR corrects behaviour that was wrong for some input or situation (an edge case, a crash, a regression).',
-      user: `PR #${input.pr2.number}: ${input.pr2.title}\n\n${input.pr2.body}\n\nSource diff:\n${input.pr2.patch.slice(0, 12000)}\n\nTest diff:\n${input.pr2.testPatch.slice(0, 6000)}`,
+      user: `${input.pr2.label}: ${input.pr2.title}\n\n${input.pr2.body}\n\nSource diff:\n${input.pr2.patch.slice(0, 12000)}\n\nTest diff:\n${input.pr2.testPatch.slice(0, 6000)}`,
     };
   },
   rules(input) {

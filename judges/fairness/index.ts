@@ -53,7 +53,7 @@ export const fairnessJudge: Judge<Fairness> = {
         'Answer with a JSON object {"leak": boolean, "prescribes_mechanism": boolean, "reason": one sentence}.',
       user:
         `TASK:\n${input.problemStatement}\n\nPR1 diff (for reference):\n${input.pr1.patch.slice(0, 8000)}\n\n` +
-        `PR2 #${input.pr2.number}: ${input.pr2.title}\n\n${input.pr2.body}\n\nPR2 diff:\n${input.pr2.patch.slice(0, 8000)}\n\nPR2 tests:\n${input.pr2.testPatch.slice(0, 6000)}`,
+        `PR2 (${input.pr2.label}): ${input.pr2.title}\n\n${input.pr2.body}\n\nPR2 diff:\n${input.pr2.patch.slice(0, 8000)}\n\nPR2 tests:\n${input.pr2.testPatch.slice(0, 6000)}`,
     };
   },
   rules(input, variant) {

@@ -14,8 +14,12 @@ const json = (v: unknown): string => JSON.stringify(v);
 function evidence(c: JudgedChain): string {
   return json({
     picked_by: c.szz.pickedBy,
-    references: c.references.map((r) => ({ kind: r.kind, pr: r.pr, sha: r.sha, text: r.text, source: r.source })),
-    blame: c.szz.candidates.map((k) => ({ pr: k.pr, score: k.score, lines: k.lines.length })),
+    references: c.references.map((r) => ({ kind: r.kind, target: r.target, sha: r.sha, text: r.text, source: r.source })),
+    blame: c.szz.candidates.map((k) => ({ change: k.change, score: k.score, lines: k.lines.length })),
+    filtered_by_time: c.szz.filteredByTime,
+    meta_skipped: c.szz.metaSkipped,
+    advisories: c.advisories.map((a) => a.id),
+    reported_at: c.reportedAt,
     blamed_lines: c.szz.blamedLines,
     unattributed_score: c.szz.unattributedScore,
     add_only: c.szz.addOnly,

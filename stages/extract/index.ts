@@ -1,4 +1,4 @@
-import type { PullRequest } from '../../pipeline/chain.ts';
+import { changeLabel, type PullRequest } from '../../pipeline/chain.ts';
 import type { StageDef } from '../../pipeline/stage.ts';
 import { ChainSchema, type Chain } from '../szz/schema.ts';
 import { ExtractedChainSchema, type ExtractedChain } from './schema.ts';
@@ -24,18 +24,18 @@ export const extractStage: StageDef<Chain, ExtractedChain> = {
   output: ExtractedChainSchema,
   async run(chains, ctx) {
     const repoName = ctx.repo.name.split('/').pop()!;
-    const items = await ctx.forEach(chains, { id: (c) => `${c.pr1.number}-${c.pr2.number}`, label: 'extracting' }, async (c) => {
+    const items = await ctx.forEach(chains, { id: (c) => `${c.pr1.id}-${c.pr2.id}`, label: 'extracting' }, async (c) => {
       const [p1, p2] = await Promise.all([
         splitPatch(ctx.repo.clone, c.pr1.baseSha, c.pr1.mergeSha),
         splitPatch(ctx.repo.clone, c.pr2.baseSha, c.pr2.mergeSha),
       ]);
       let excluded = c.excluded;
-      if (!excluded && !p1.testFiles.length) excluded = { reason: 'pr1_no_tests', detail: `PR #${c.pr1.number} touched no test file`, stage: 'extract' };
-      if (!excluded && !p2.testFiles.length) excluded = { reason: 'pr2_no_tests', detail: `PR #${c.pr2.number} touched no test file`, stage: 'extract' };
+      if (!excluded && !p1.testFiles.length) excluded = { reason: 'pr1_no_tests', detail: `${changeLabel(c.pr1)} touched no test file`, stage: 'extract' };
+      if (!excluded && !p2.testFiles.length) excluded = { reason: 'pr2_no_tests', detail: `${changeLabel(c.pr2)} touched no test file`, stage: 'extract' };
       const out: ExtractedChain = {
         ...c,
         excluded,
-        instance_id: `${repoName}__${c.pr1.number}-${c.pr2.number}`,
+        instance_id: `${repoName}__${c.pr1.number ?? c.pr1.id}-${c.pr2.number ?? c.pr2.id}`,
         pr1_base: c.pr1.baseSha,
         pr1_head: c.pr1.mergeSha,
         pr2_base: c.pr2.baseSha,

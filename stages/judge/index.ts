@@ -1,20 +1,20 @@
 import { makeProviders } from '../../judges/providers/registry.ts';
 import { JUDGES } from '../../judges/registry.ts';
 import type { Judge, JudgeInput, JudgeProvider } from '../../judges/types.ts';
-import type { Exclusion } from '../../pipeline/chain.ts';
+import { changeLabel, type Exclusion } from '../../pipeline/chain.ts';
 import type { StageDef } from '../../pipeline/stage.ts';
 import { ValidatedChainSchema, type ValidatedChain } from '../validate/schema.ts';
 import { JudgedChainSchema, type JudgedChain, type Verdicts } from './schema.ts';
 
 export function judgeInput(c: ValidatedChain): JudgeInput {
-  const fromPr1 = c.szz.candidates.find((k) => k.pr === c.pr1.number)?.score ?? 0;
-  const fromOthers = c.szz.candidates.filter((k) => k.pr !== c.pr1.number).reduce((a, k) => a + k.score, 0) + c.szz.unattributedScore;
+  const fromPr1 = c.szz.candidates.find((k) => k.change === c.pr1.id)?.score ?? 0;
+  const fromOthers = c.szz.candidates.filter((k) => k.change !== c.pr1.id).reduce((a, k) => a + k.score, 0) + c.szz.unattributedScore;
   return {
     instanceId: c.instance_id,
     miningCategory: c.mining_category,
     problemStatement: c.problem_statement,
-    pr1: { number: c.pr1.number, title: c.pr1.title, body: c.pr1.body, patch: c.patch, testPatch: c.test_patch },
-    pr2: { number: c.pr2.number, title: c.pr2.title, body: c.pr2.body, patch: c.anticipation_patch, testPatch: c.anticipation_test_patch },
+    pr1: { label: changeLabel(c.pr1), title: c.pr1.title, body: c.pr1.body, patch: c.patch, testPatch: c.test_patch },
+    pr2: { label: changeLabel(c.pr2), title: c.pr2.title, body: c.pr2.body, patch: c.anticipation_patch, testPatch: c.anticipation_test_patch },
     blame: { linesFromPr1: fromPr1, linesFromOthers: fromOthers, explicitReference: c.mining_category === 'cross_reference' },
   };
 }

@@ -1,58 +1,124 @@
-import type { PullRequest } from '../../pipeline/chain.ts';
 import { isBlankOrComment } from '../../pipeline/files.ts';
-import type { Candidate, Reference } from '../discover/schema.ts';
-import { blameLines } from './blame.ts';
-import { fixedLines } from './diff-lines.ts';
-import type { Chain, SzzEvidence } from './schema.ts';
+import { git } from '../../pipeline/git.ts';
+import { blameLines, type BlamedLine, type BlameOptions } from './blame.ts';
+import { fixedLines, type FixedLines } from './diff-lines.ts';
+import { enclosingBlock } from './enclosing.ts';
+import type { MetaChanges } from './meta.ts';
 
-type Blamed = SzzEvidence['candidates'];
-
-/** Blame the lines PR2's source diff deletes or modifies (or, for a pure addition, the line above it). */
-export async function blameFix(clone: string, pr2: PullRequest, prOfCommit: ReadonlyMap<string, number>): Promise<Omit<SzzEvidence, 'pickedBy'>> {
-  const files = await fixedLines(clone, pr2.baseSha, pr2.mergeSha);
-  const addOnly = files.every((f) => f.removed.length === 0);
-  const byPr = new Map<number, Blamed[number]>();
-  let unattributedScore = 0;
-  let blamedLines = 0;
-  for (const f of files) {
-    const targets = addOnly ? f.anchors : f.removed.filter((r) => !isBlankOrComment(r.text, f.file)).map((r) => r.line);
-    const weight = addOnly ? 0.5 : 1;
-    for (const b of await blameLines(clone, pr2.baseSha, f.file, targets)) {
-      if (isBlankOrComment(b.text, f.file)) continue;
-      blamedLines++;
-      const pr = prOfCommit.get(b.sha);
-      if (pr === undefined || pr === pr2.number) {
-        unattributedScore += weight;
-        continue;
-      }
-      const entry = byPr.get(pr) ?? { pr, score: 0, lines: [] };
-      entry.score += weight;
-      entry.lines.push({ file: f.file, line: b.line, sha: b.sha });
-      byPr.set(pr, entry);
-    }
-  }
-  // Highest score first; on a tie the more recent PR (it touched the lines last).
-  const candidates = [...byPr.values()].sort((a, b) => b.score - a.score || b.pr - a.pr);
-  return { candidates, unattributedScore, blamedLines, addOnly };
+/** A commit blame holds responsible for some of the fixed lines, with its weighted score. */
+export interface BlamedCommit {
+  sha: string;
+  score: number;
+  time: number;
+  lines: Array<{ file: string; line: number }>;
 }
 
-const REF_STRENGTH: Record<Reference['kind'], number> = { regression: 0, refs: 1, mention: 2, revert: 3 };
+export interface Attribution {
+  /** Highest score first; on a tie the more recent commit. */
+  commits: BlamedCommit[];
+  blamedLines: number;
+  /** Weighted lines whose commit was made after the defect was reported (cannot have induced it). */
+  filteredByTime: number;
+  /** Meta-changes blame looked through. */
+  metaSkipped: Array<{ sha: string; reason: string }>;
+  /** The fix only adds lines: the enclosing function was blamed instead. */
+  addOnly: boolean;
+}
 
-/** Choose PR1: an explicit reference (preferring one blame confirms), else the top blame candidate. */
-export function pickIntroducer(
-  cand: Candidate,
-  evidence: Omit<SzzEvidence, 'pickedBy'>,
-  prs: ReadonlyMap<number, PullRequest>,
-): Pick<Chain, 'pr1' | 'mining_category' | 'szz'> | null {
-  const refs = cand.references
-    .filter((r): r is Reference & { pr: number } => r.pr !== null && prs.has(r.pr) && r.kind !== 'revert')
-    .sort((a, b) => REF_STRENGTH[a.kind] - REF_STRENGTH[b.kind]);
-  const blamed = new Set(evidence.candidates.map((c) => c.pr));
-  const confirmed = evidence.candidates.find((c) => refs.some((r) => r.pr === c.pr));
-  if (confirmed) return { pr1: prs.get(confirmed.pr)!, mining_category: 'cross_reference', szz: { ...evidence, pickedBy: 'reference_confirmed_by_blame' } };
-  const ref = refs.find((r) => !blamed.has(r.pr)) ?? refs[0];
-  if (ref) return { pr1: prs.get(ref.pr)!, mining_category: 'cross_reference', szz: { ...evidence, pickedBy: 'reference' } };
-  const top = evidence.candidates[0];
-  if (top) return { pr1: prs.get(top.pr)!, mining_category: 'szz', szz: { ...evidence, pickedBy: 'blame' } };
-  return null;
+export type SzzVariant = 'b-szz' | 'foresight';
+
+export interface AttributeOptions {
+  variant: SzzVariant;
+  meta?: MetaChanges;
+  /** ISO time the defect was reported: inducing commits must predate it. */
+  reportedAt?: string | null;
+}
+
+interface Target {
+  line: number;
+  weight: number;
+}
+
+/** The old-side lines to blame in one file, with weights. */
+async function targetsFor(clone: string, base: string, f: FixedLines, variant: SzzVariant, addOnly: boolean): Promise<Target[]> {
+  if (variant === 'b-szz') return f.removed.map((r) => ({ line: r.line, weight: 1 }));
+  if (!addOnly) return f.removed.filter((r) => !isBlankOrComment(r.text, f.file)).map((r) => ({ line: r.line, weight: 1 }));
+  // A fix that only adds lines (a new guard, a missing case): the defect lives in the code around the
+  // insertion. Blame the enclosing function, each hunk worth one line, the lines next to it counting most.
+  const text = await git(clone, ['show', `${base}:${f.file}`]);
+  const lines = text.split('\n');
+  const targets: Target[] = [];
+  for (const anchor of f.anchors) {
+    const block = enclosingBlock(text, anchor + 1) ?? { start: Math.max(1, anchor - 2), end: Math.min(lines.length, anchor + 2) };
+    const body: number[] = [];
+    for (let l = block.start; l <= block.end; l++) if (!isBlankOrComment(lines[l - 1] ?? '', f.file)) body.push(l);
+    if (!body.length) continue;
+    const near = new Set([anchor, anchor + 1]);
+    const nearCount = body.filter((l) => near.has(l)).length;
+    for (const l of body) targets.push({ line: l, weight: near.has(l) ? 0.5 / nearCount : (nearCount ? 0.5 : 1) / (body.length - nearCount) });
+  }
+  return targets;
+}
+
+function blameOptions(variant: SzzVariant, ignoreRevs: string[], ignoreRevsFile: string | null): BlameOptions {
+  return variant === 'b-szz' ? { whitespace: false, moves: false } : { whitespace: true, moves: true, ignoreRevs, ignoreRevsFile };
+}
+
+/**
+ * SZZ for one fix (base..head): blame, at the fix's parent, the lines its source diff deletes or
+ * modifies and rank the commits that wrote them. The fix's message is never read.
+ * - b-szz: every deleted line, plain blame; every blamed commit is a prediction.
+ * - foresight: whitespace- and move-aware blame, blank/comment lines skipped, meta-changes looked
+ *   through (the repository's .git-blame-ignore-revs, reformatting, mass changes, reverts), commits
+ *   after the report dropped, and add-only fixes blamed through their enclosing function.
+ */
+export async function attributeFix(clone: string, fix: { baseSha: string; mergeSha: string }, opts: AttributeOptions): Promise<Attribution> {
+  const files = await fixedLines(clone, fix.baseSha, fix.mergeSha);
+  const addOnly = files.every((f) => f.removed.length === 0);
+  const ignoreRevsFile = opts.variant === 'foresight' ? ((await opts.meta?.ignoreRevsFile(fix.baseSha)) ?? null) : null;
+  const reported = opts.reportedAt ? Date.parse(opts.reportedAt) / 1000 : Infinity;
+  const byCommit = new Map<string, BlamedCommit>();
+  const metaSkipped = new Map<string, string>();
+  let blamedLines = 0;
+  let filteredByTime = 0;
+
+  for (const f of files) {
+    const targets = await targetsFor(clone, fix.baseSha, f, opts.variant, addOnly);
+    if (!targets.length) continue;
+    const weight = new Map(targets.map((t) => [t.line, t.weight]));
+    const lines = targets.map((t) => t.line);
+    let ignore: string[] = [];
+    let blamed: BlamedLine[] = await blameLines(clone, fix.baseSha, f.file, lines, blameOptions(opts.variant, ignore, ignoreRevsFile));
+    if (opts.variant === 'foresight' && opts.meta) {
+      // Look through meta-changes: blame again, ignoring them, until none is left (bounded).
+      for (let round = 0; round < 3; round++) {
+        const found: string[] = [];
+        for (const sha of new Set(blamed.map((b) => b.sha))) {
+          const reason = await opts.meta.classify(sha);
+          if (reason) {
+            found.push(sha);
+            metaSkipped.set(sha, reason);
+          }
+        }
+        if (!found.length) break;
+        ignore = [...ignore, ...found];
+        blamed = await blameLines(clone, fix.baseSha, f.file, lines, blameOptions(opts.variant, ignore, ignoreRevsFile));
+      }
+    }
+    for (const b of blamed) {
+      if (opts.variant === 'foresight' && isBlankOrComment(b.text, f.file)) continue;
+      const w = weight.get(b.line) ?? 1;
+      blamedLines++;
+      if (b.time > reported) {
+        filteredByTime += w;
+        continue;
+      }
+      const entry = byCommit.get(b.sha) ?? { sha: b.sha, score: 0, time: b.time, lines: [] };
+      entry.score += w;
+      entry.lines.push({ file: f.file, line: b.line });
+      byCommit.set(b.sha, entry);
+    }
+  }
+  const commits = [...byCommit.values()].sort((a, b) => b.score - a.score || b.time - a.time);
+  return { commits, blamedLines, filteredByTime, metaSkipped: [...metaSkipped].map(([sha, reason]) => ({ sha, reason })), addOnly };
 }

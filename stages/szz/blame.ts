@@ -1,9 +1,12 @@
 import { gitRecords } from '../../pipeline/git.ts';
 
 export interface BlamedLine {
+  /** Line number in the blamed revision. */
   line: number;
   sha: string;
   text: string;
+  /** Commit time of `sha` (unix seconds). */
+  time: number;
 }
 
 const HEADER = /^([0-9a-f]{40}) (\d+) (\d+)(?: \d+)?$/;
@@ -11,6 +14,7 @@ const HEADER = /^([0-9a-f]{40}) (\d+) (\d+)(?: \d+)?$/;
 /** Parse `git blame --porcelain` output into one entry per final line. */
 export function parsePorcelain(lines: Iterable<string>): BlamedLine[] {
   const out: BlamedLine[] = [];
+  const times = new Map<string, number>();
   let sha = '';
   let finalLine = 0;
   for (const l of lines) {
@@ -18,18 +22,36 @@ export function parsePorcelain(lines: Iterable<string>): BlamedLine[] {
     if (h) {
       sha = h[1]!;
       finalLine = Number(h[3]);
+    } else if (l.startsWith('committer-time ')) {
+      times.set(sha, Number(l.slice(15)));
     } else if (l.startsWith('\t')) {
-      out.push({ line: finalLine, sha, text: l.slice(1) });
+      out.push({ line: finalLine, sha, text: l.slice(1), time: times.get(sha) ?? 0 });
     }
   }
   return out;
 }
 
-/** Blame the given lines of `file` at `rev`, ignoring whitespace and following moved lines. */
-export async function blameLines(clone: string, rev: string, file: string, lines: readonly number[]): Promise<BlamedLine[]> {
+export interface BlameOptions {
+  /** Ignore whitespace changes (-w). */
+  whitespace: boolean;
+  /** Follow lines moved or copied within a file (-M). */
+  moves: boolean;
+  /** Commits blame looks through (meta-changes: reformatting, reverts ...). */
+  ignoreRevs?: readonly string[];
+  /** A .git-blame-ignore-revs style file. */
+  ignoreRevsFile?: string | null;
+}
+
+/** Blame the given lines of `file` at `rev`, streaming git's porcelain output. */
+export async function blameLines(clone: string, rev: string, file: string, lines: readonly number[], opts: BlameOptions): Promise<BlamedLine[]> {
   if (!lines.length) return [];
   const ranges = toRanges([...new Set(lines)].sort((a, b) => a - b));
-  const args = ['blame', '--porcelain', '-w', '-M', ...ranges.flatMap(([a, b]) => ['-L', `${a},${b}`]), rev, '--', file];
+  const args = ['blame', '--porcelain'];
+  if (opts.whitespace) args.push('-w');
+  if (opts.moves) args.push('-M');
+  if (opts.ignoreRevsFile) args.push('--ignore-revs-file', opts.ignoreRevsFile);
+  for (const r of opts.ignoreRevs ?? []) args.push('--ignore-rev', r);
+  args.push(...ranges.flatMap(([a, b]) => ['-L', `${a},${b}`]), rev, '--', file);
   const raw: string[] = [];
   for await (const l of gitRecords(clone, args)) raw.push(l);
   return parsePorcelain(raw);

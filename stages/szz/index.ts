@@ -1,45 +1,48 @@
 import type { PullRequest } from '../../pipeline/chain.ts';
+import { git } from '../../pipeline/git.ts';
 import type { StageDef } from '../../pipeline/stage.ts';
 import { CandidateSchema, type Candidate } from '../discover/schema.ts';
-import { commitToPr, gitSource } from '../discover/sources/git/index.ts';
-import { blameFix, pickIntroducer } from './attribute.ts';
+import { commitToChange, listChanges } from '../discover/sources/git/index.ts';
+import { attributeFix } from './attribute.ts';
+import { MetaChanges } from './meta.ts';
+import { pickIntroducer, toEvidence } from './pick.ts';
 import { ChainSchema, type Chain } from './schema.ts';
 
+const NO_BLAME = { candidates: [], unattributedScore: 0, blamedLines: 0, addOnly: false, filteredByTime: 0, metaSkipped: [] };
+
 /**
- * szz: for each fix candidate, blame the lines PR2 fixed at PR2's parent, map the blamed commits to
- * PRs, rank them, and pick PR1 (an explicit reference wins; blame confirms or supplies it).
+ * szz: for each fix candidate, blame the lines PR2 fixed at PR2's parent (stages/szz/attribute.ts),
+ * fold the blamed commits into changes, rank them, and pick PR1 (an explicit reference wins; blame
+ * confirms or supplies it).
  */
 export const szzStage: StageDef<Candidate, Chain> = {
   name: 'szz',
-  code: ['stages/szz', 'stages/discover/sources', 'pipeline/files.ts', 'pipeline/git.ts'],
-  config: (cfg) => ({ szz: cfg.szz, branch: cfg.discover.branch }),
+  code: ['stages/szz', 'stages/discover/sources/git', 'pipeline/files.ts', 'pipeline/git.ts'],
+  config: (cfg) => ({ szz: cfg.szz, discover: cfg.discover }),
   input: CandidateSchema,
   output: ChainSchema,
   async run(candidates, ctx) {
-    const { prs: list } = await gitSource.discover({ clone: ctx.repo.clone, branch: ctx.config.discover.branch, log: ctx.log });
-    const prs = new Map<number, PullRequest>(list.map((p) => [p.number, p]));
-    const prOfCommit = commitToPr(list);
+    const { changes: list } = await listChanges(ctx.repo.clone, ctx.config.discover);
+    const changes = new Map<string, PullRequest>(list.map((p) => [p.id, p]));
+    const changeOf = commitToChange(list);
+    const meta = new MetaChanges(ctx.repo.clone);
+    // Blame walks history commit by commit: a commit-graph with changed-path filters makes it several times faster.
+    await git(ctx.repo.clone, ['commit-graph', 'write', '--reachable', '--changed-paths']).catch((err: unknown) =>
+      ctx.log.warn(`could not write a commit-graph (blame will be slower): ${(err as Error).message}`),
+    );
     const results = await ctx.forEach(
       candidates,
-      { id: (c) => `#${c.pr2.number}`, label: 'blaming fixes', concurrency: ctx.config.szz.concurrency },
-      async (cand): Promise<Chain | { dropped: true; pr2: number }> => {
+      { id: (c) => c.pr2.id, label: 'blaming fixes', concurrency: ctx.config.szz.concurrency },
+      async (cand): Promise<Chain | { dropped: string }> => {
         if (cand.excluded) {
           // Reverts: PR1 is what was reverted; nothing to blame.
-          const target = cand.references.find((r) => r.pr !== null && prs.has(r.pr));
-          if (!target?.pr) return { dropped: true, pr2: cand.pr2.number };
-          return {
-            ...cand,
-            pr1: prs.get(target.pr)!,
-            mining_category: 'cross_reference',
-            szz: { pickedBy: 'revert_target', candidates: [], unattributedScore: 0, blamedLines: 0, addOnly: false },
-          };
+          const target = cand.references.find((r) => r.target !== null && changes.has(r.target));
+          if (!target?.target) return { dropped: cand.pr2.id };
+          return { ...cand, pr1: changes.get(target.target)!, mining_category: 'cross_reference', szz: { ...NO_BLAME, pickedBy: 'revert_target' } };
         }
-        const evidence = await blameFix(ctx.repo.clone, cand.pr2, prOfCommit);
-        const picked = pickIntroducer(cand, evidence, prs);
-        if (!picked) {
-          ctx.log.debug(`#${cand.pr2.number}: no introducing PR found`, { blamedLines: evidence.blamedLines });
-          return { dropped: true, pr2: cand.pr2.number };
-        }
+        const att = await attributeFix(ctx.repo.clone, cand.pr2, { variant: 'foresight', meta, reportedAt: cand.reportedAt });
+        const picked = pickIntroducer(cand, toEvidence(att, changeOf, cand.pr2.id), changes);
+        if (!picked) return { dropped: cand.pr2.id };
         return { ...cand, ...picked };
       },
     );
@@ -52,6 +55,7 @@ export const szzStage: StageDef<Candidate, Chain> = {
         no_introducer: candidates.length - chains.length,
         by_szz: chains.filter((c) => c.mining_category === 'szz').length,
         by_reference: chains.filter((c) => c.mining_category === 'cross_reference').length,
+        by_advisory: chains.filter((c) => c.mining_category === 'advisory').length,
       },
     };
   },

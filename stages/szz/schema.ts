@@ -2,12 +2,14 @@ import { z } from 'zod';
 import { PullRequestSchema } from '../../pipeline/chain.ts';
 import { CandidateSchema } from '../discover/schema.ts';
 
-export const MiningCategorySchema = z.enum(['cross_reference', 'szz']);
+/** Which source found the chain (not a bug type). */
+export const MiningCategorySchema = z.enum(['cross_reference', 'szz', 'advisory']);
 
-/** One PR that blame attributes some of PR2's fixed lines to. */
+/** One change that blame attributes some of PR2's fixed lines to. */
 export const BlameCandidateSchema = z.object({
-  pr: z.number().int().positive(),
-  /** Weighted count of fixed lines attributed to it (modified/deleted lines 1, anchors of pure additions 0.5). */
+  /** PullRequest.id of the change. */
+  change: z.string(),
+  /** Weighted count of fixed lines attributed to it (see stages/szz/attribute.ts). */
   score: z.number(),
   lines: z.array(z.object({ file: z.string(), line: z.number().int(), sha: z.string() })),
 });
@@ -15,11 +17,15 @@ export const BlameCandidateSchema = z.object({
 export const SzzEvidenceSchema = z.object({
   pickedBy: z.enum(['reference_confirmed_by_blame', 'reference', 'blame', 'revert_target']),
   candidates: z.array(BlameCandidateSchema),
-  /** Blamed lines (weighted) that belong to no PR (direct commits) or to commits outside the history. */
+  /** Blamed lines (weighted) that belong to no change (commits outside the listed changes). */
   unattributedScore: z.number(),
   /** Lines blamed in total (after dropping blank and comment lines). */
   blamedLines: z.number().int(),
   addOnly: z.boolean(),
+  /** Weighted lines dropped because their commit came after the defect was reported. */
+  filteredByTime: z.number(),
+  /** Meta-changes blame looked through. */
+  metaSkipped: z.array(z.object({ sha: z.string(), reason: z.string() })),
 });
 export type SzzEvidence = z.infer<typeof SzzEvidenceSchema>;
 

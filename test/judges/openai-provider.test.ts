@@ -24,13 +24,13 @@ const testJudge: Judge<TestVerdict> = {
   passes: (v) => v.verdict === 'yes',
 };
 
-const pr = { number: 1, title: 't', body: 'b', patch: '', testPatch: '' };
+const pr = { label: 'PR #1', title: 't', body: 'b', patch: '', testPatch: '' };
 const input: JudgeInput = {
   instanceId: 'octo__repo-12',
   miningCategory: 'regression',
   problemStatement: 'Parsing fails on empty input.',
   pr1: pr,
-  pr2: { ...pr, number: 2 },
+  pr2: { ...pr, label: 'PR #2' },
   blame: { linesFromPr1: 3, linesFromOthers: 0, explicitReference: true },
 };
 

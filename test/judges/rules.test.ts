@@ -17,14 +17,14 @@ function chain(problemStatement: string, over: Partial<JudgeInput> = {}): JudgeI
     miningCategory: 'cross_reference',
     problemStatement,
     pr1: {
-      number: 1,
+      label: 'PR #1',
       title: 'Add slugify helper',
       body: 'slugify() lowercases a title and joins its words with hyphens, for use in URLs.',
       patch: `--- a/minilib/text.py\n+++ b/minilib/text.py\n@@ -1,0 +1,2 @@\n+def slugify(text):\n+    ${PR1_LINE}\n`,
       testPatch: '+def test_slugify_basic():\n+    assert slugify("Hello World") == "hello-world"\n',
     },
     pr2: {
-      number: 9,
+      label: 'PR #9',
       title: 'Fix slugify producing empty segments',
       body: PR2_BODY,
       patch: '+def _collapse_whitespace(text):\n+    return " ".join(text.split())\n',

@@ -22,8 +22,8 @@ const input: JudgeInput = {
   instanceId: 'acme__widgets-1-2',
   miningCategory: 'szz',
   problemStatement: 'Add a helper that turns a title into a URL slug.',
-  pr1: { number: 1, title: 'Add slugify', body: 'Adds slugify.', patch: '+def slugify(text):\n', testPatch: '' },
-  pr2: { number: 2, title: 'Fix slugify on double spaces', body: 'Regression in #1.', patch: '+    parts = text.split()\n', testPatch: '' },
+  pr1: { label: 'PR #1', title: 'Add slugify', body: 'Adds slugify.', patch: '+def slugify(text):\n', testPatch: '' },
+  pr2: { label: 'PR #2', title: 'Fix slugify on double spaces', body: 'Regression in #1.', patch: '+    parts = text.split()\n', testPatch: '' },
   blame: { linesFromPr1: 1, linesFromOthers: 0, explicitReference: false },
 };
 

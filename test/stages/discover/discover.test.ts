@@ -4,6 +4,7 @@ import { readJsonl, stageDir } from '../../../pipeline/artifacts.ts';
 import { CandidateSchema, type Candidate } from '../../../stages/discover/schema.ts';
 import { findReferences, hasFixKeywords, isRevert } from '../../../stages/discover/sources/git/find-references.ts';
 import { listMergedPrs, readMainline } from '../../../stages/discover/sources/git/list-merged-prs.ts';
+import type { RefResolver } from '../../../stages/discover/sources/git/find-references.ts';
 import { demoWorkspace, runOn } from '../../helpers/demo.ts';
 
 describe('discover on the generated demo repository', () => {
@@ -32,35 +33,39 @@ describe('discover on the generated demo repository', () => {
     expect(candidates.map((c) => c.pr2.number)).toEqual([8, 9, 10, 11, 12]);
     const by = (n: number) => candidates.find((c) => c.pr2.number === n)!;
     expect(by(8).references).toEqual([]); // found only by blame later
-    expect(by(9).references.map((r) => [r.kind, r.pr])).toEqual([['regression', 1]]);
-    expect(by(10).references.map((r) => [r.kind, r.pr])).toEqual([['refs', 6]]);
-    expect(by(11).references.map((r) => [r.kind, r.pr])).toEqual([['refs', 4]]);
+    expect(by(9).references.map((r) => [r.kind, r.target])).toEqual([['regression', '1']]);
+    expect(by(10).references.map((r) => [r.kind, r.target])).toEqual([['refs', '6']]);
+    expect(by(11).references.map((r) => [r.kind, r.target])).toEqual([['refs', '4']]);
   });
 
   it('marks a revert ineligible at once, resolving "This reverts commit <sha>" to the reverted PR', () => {
     const revert = candidates.find((c) => c.pr2.number === 12)!;
     expect(revert.excluded?.reason).toBe('ineligible');
-    expect(revert.references.find((r) => r.kind === 'revert')?.pr).toBe(5);
+    expect(revert.references.find((r) => r.kind === 'revert')?.target).toBe('5');
   });
 });
 
 describe('reference parsing', () => {
   const pr = (number: number, title: string, body = '') => ({
-    number, title, body, author: 'a', mergedAt: '2024-01-01T00:00:00Z', mergeSha: 'f'.repeat(40), baseSha: 'e'.repeat(40), style: 'squash' as const, commits: [],
+    id: String(number), number, title, body, author: 'a', mergedAt: '2024-01-01T00:00:00Z', mergeSha: 'f'.repeat(40), baseSha: 'e'.repeat(40), style: 'squash' as const, commits: [],
   });
-  const none = () => null;
+  /** Resolves #N to PR N when N is in `earlier`, and shas through `sha`. */
+  const resolver = (earlier: number[], sha: RefResolver['sha'] = () => null): RefResolver => ({
+    pr: (n) => (earlier.includes(n) ? String(n) : null),
+    sha,
+  });
 
   it('ignores a reference to the PR itself or to a PR not merged before it', () => {
-    expect(findReferences(pr(9, 'Fix x (#9)', 'see #12 and #9'), new Set([1, 2]), none)).toEqual([]);
+    expect(findReferences(pr(9, 'Fix x (#9)', 'see #12 and #9'), resolver([1, 2]))).toEqual([]);
   });
 
   it('resolves "Regression in <sha>" through the sha resolver to the PR that holds the commit', () => {
-    const refs = findReferences(pr(9, 'Fix x', 'Regression in abc1234.'), new Set([3]), (s) => (s === 'abc1234' ? { pr: 3, sha: 'abc1234' + '0'.repeat(33) } : null));
-    expect(refs.map((r) => [r.kind, r.pr])).toEqual([['regression', 3]]);
+    const refs = findReferences(pr(9, 'Fix x', 'Regression in abc1234.'), resolver([3], (s) => (s === 'abc1234' ? { target: '3', sha: 'abc1234' + '0'.repeat(33) } : null)));
+    expect(refs.map((r) => [r.kind, r.target])).toEqual([['regression', '3']]);
   });
 
   it('does not read an HTML entity or a URL fragment as a PR mention', () => {
-    expect(findReferences(pr(9, 'Fix &#39; escaping'), new Set([39]), none)).toEqual([]);
+    expect(findReferences(pr(9, 'Fix &#39; escaping'), resolver([39]))).toEqual([]);
   });
 
   it('tells fixes and reverts by their titles', () => {

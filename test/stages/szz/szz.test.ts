@@ -22,7 +22,7 @@ describe('szz on the generated demo repository', () => {
     expect(c.mining_category).toBe('szz');
     expect(c.szz.pickedBy).toBe('blame');
     // Both modified lines of timeparse.py were written on PR #3's branch, not by its merge commit.
-    expect(c.szz.candidates[0]).toMatchObject({ pr: 3, score: 2 });
+    expect(c.szz.candidates[0]).toMatchObject({ change: '3', score: 2 });
     expect(c.szz.candidates[0]!.lines.every((l) => l.file === 'minilib/timeparse.py')).toBe(true);
     expect(c.szz.candidates[0]!.lines.map((l) => l.sha)).not.toContain(c.pr1.mergeSha);
   });
@@ -80,11 +80,11 @@ describe('fixed lines and blame parsing', () => {
   it('reads the final line and commit of every porcelain entry, including repeated commits without headers', () => {
     const a = 'a'.repeat(40);
     const b = 'b'.repeat(40);
-    const out = parsePorcelain([`${a} 1 5 2`, 'author X', 'filename f.py', '\tline five', `${a} 2 6`, '\tline six', `${b} 9 7 1`, 'author Y', 'filename f.py', '\tline seven']);
+    const out = parsePorcelain([`${a} 1 5 2`, 'author X', 'committer-time 100', 'filename f.py', '\tline five', `${a} 2 6`, '\tline six', `${b} 9 7 1`, 'author Y', 'committer-time 200', 'filename f.py', '\tline seven']);
     expect(out).toEqual([
-      { line: 5, sha: a, text: 'line five' },
-      { line: 6, sha: a, text: 'line six' },
-      { line: 7, sha: b, text: 'line seven' },
+      { line: 5, sha: a, text: 'line five', time: 100 },
+      { line: 6, sha: a, text: 'line six', time: 100 },
+      { line: 7, sha: b, text: 'line seven', time: 200 },
     ]);
   });
 });

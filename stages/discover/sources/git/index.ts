@@ -1,38 +1,81 @@
 import type { PullRequest } from '../../../../pipeline/chain.ts';
 import type { Reference } from '../../schema.ts';
 import type { Source } from '../types.ts';
-import { findReferences } from './find-references.ts';
-import { listMergedPrs, readMainline } from './list-merged-prs.ts';
+import { findReferences, tracTickets, type RefResolver } from './find-references.ts';
+import { chooseUnits, listCommitChanges, listMergedPrs, readMainline, type MainlineCommit } from './list-merged-prs.ts';
 
-/** Commit sha -> the PR that contains it (squash commit, merge commit or one of a merged branch's commits). */
-export function commitToPr(prs: readonly PullRequest[]): Map<string, number> {
-  const map = new Map<string, number>();
+/** Commit sha -> the change that contains it (squash commit, merge commit, a merged branch's commit, or itself). */
+export function commitToChange(prs: readonly PullRequest[]): Map<string, string> {
+  const map = new Map<string, string>();
   for (const pr of prs) {
-    map.set(pr.mergeSha, pr.number);
-    for (const c of pr.commits) if (!map.has(c)) map.set(c, pr.number);
+    map.set(pr.mergeSha, pr.id);
+    for (const c of pr.commits) if (!map.has(c)) map.set(c, pr.id);
   }
   return map;
 }
 
-/** Git-only source: merged PRs and message references from a local clone, no network. */
+/** Trac when a good share of the history follows Django's "Fixed #N -- " / "Refs #N -- " convention. */
+export function detectTracker(mainline: readonly MainlineCommit[], tracker: 'auto' | 'github' | 'trac'): 'github' | 'trac' {
+  if (tracker !== 'auto') return tracker;
+  const trac = mainline.filter((c) => /^(\[[\w.]+\]\s*)?(Fixed|Refs) #\d+/.test(c.subject)).length;
+  return trac >= 0.2 * Math.max(1, mainline.length) ? 'trac' : 'github';
+}
+
+export interface ListedChanges {
+  mainline: MainlineCommit[];
+  changes: PullRequest[];
+  tracker: 'github' | 'trac';
+}
+
+/** The merged changes of a clone, oldest first: PRs, or commits when the history records no PRs. */
+export async function listChanges(
+  clone: string,
+  opts: { branch: string; units: 'auto' | 'prs' | 'commits'; tracker: 'auto' | 'github' | 'trac' },
+): Promise<ListedChanges> {
+  const mainline = await readMainline(clone, opts.branch);
+  const prs = await listMergedPrs(clone, mainline);
+  const changes = chooseUnits(mainline, prs, opts.units) === 'prs' ? prs : listCommitChanges(mainline);
+  return { mainline, changes, tracker: detectTracker(mainline, opts.tracker) };
+}
+
+/** Resolve an abbreviated sha against sorted full shas (binary search on the prefix). */
+export function prefixLookup(sorted: readonly string[], raw: string): string | null {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (sorted[mid]! < raw) lo = mid + 1;
+    else hi = mid;
+  }
+  return sorted[lo]?.startsWith(raw) ? sorted[lo]! : null;
+}
+
+/** References written in the messages themselves: needs nothing but the clone. */
 export const gitSource: Source = {
   name: 'git',
   available: () => ({ ok: true }),
-  async discover({ clone, branch }) {
-    const mainline = await readMainline(clone, branch);
-    const prs = await listMergedPrs(clone, mainline);
-    const byCommit = commitToPr(prs);
-    const mainlineShas = mainline.map((c) => c.sha);
-    const resolveSha = (raw: string): { pr: number | null; sha: string } | null => {
-      const sha = mainlineShas.find((s) => s.startsWith(raw)) ?? [...byCommit.keys()].find((s) => s.startsWith(raw));
-      return sha ? { pr: byCommit.get(sha) ?? null, sha } : null;
+  async discover({ changes, tracker }) {
+    const trac = tracker === 'trac';
+    const byCommit = commitToChange(changes);
+    const sorted = [...byCommit.keys()].sort();
+    const earlier = new Set<string>();
+    const firstFix = new Map<number, string>();
+    const resolver: RefResolver = {
+      pr: (n) => (earlier.has(String(n)) ? String(n) : null),
+      sha(raw) {
+        const sha = prefixLookup(sorted, raw);
+        if (!sha) return null;
+        const target = byCommit.get(sha) ?? null;
+        return { target: target && earlier.has(target) ? target : null, sha };
+      },
+      ticket: trac ? (n) => firstFix.get(n) ?? null : undefined,
     };
-    const references = new Map<number, Reference[]>();
-    const earlier = new Set<number>();
-    for (const pr of prs) {
-      references.set(pr.number, findReferences(pr, earlier, resolveSha));
-      earlier.add(pr.number);
+    const references = new Map<string, Reference[]>();
+    for (const pr of changes) {
+      references.set(pr.id, findReferences(pr, resolver));
+      earlier.add(pr.id);
+      if (trac) for (const n of tracTickets(pr.title).fixed) if (!firstFix.has(n)) firstFix.set(n, pr.id);
     }
-    return { prs, references };
+    return { references };
   },
 };

@@ -1,5 +1,5 @@
-import type { PullRequest } from '../../../../pipeline/chain.ts';
-import { git, gitRecords } from '../../../../pipeline/git.ts';
+import { commitChangeId, type PullRequest } from '../../../../pipeline/chain.ts';
+import { gitRecords } from '../../../../pipeline/git.ts';
 
 const MERGE_SUBJECT = /^Merge pull request #(\d+) from (\S+)/;
 const SQUASH_SUBJECT = /^(.*\S)\s+\(#(\d+)\)\s*$/;
@@ -34,8 +34,22 @@ export async function readMainline(clone: string, branch: string): Promise<Mainl
   return out;
 }
 
-/** Recognise merged PRs on the mainline: GitHub merge commits and squash commits titled `... (#N)`. */
+/** The commits each merge brought in (reachable from its second parent, not from its first). */
+async function branchCommits(clone: string, merges: readonly MainlineCommit[]): Promise<Map<string, string[]>> {
+  const out = new Map<string, string[]>();
+  // One rev-list per merge; merges are few next to commits, and each walk stops at the mainline.
+  for (const m of merges) {
+    const shas: string[] = [];
+    for await (const l of gitRecords(clone, ['rev-list', '--reverse', `${m.parents[0]}..${m.parents[1]}`])) if (l) shas.push(l);
+    out.set(m.sha, shas);
+  }
+  return out;
+}
+
+/** GitHub PRs on the mainline: merge commits "Merge pull request #N from ..." and squash commits "Title (#N)". */
 export async function listMergedPrs(clone: string, mainline: readonly MainlineCommit[]): Promise<PullRequest[]> {
+  const merges = mainline.filter((c) => c.parents.length >= 2 && MERGE_SUBJECT.test(c.subject));
+  const branches = await branchCommits(clone, merges);
   const prs: PullRequest[] = [];
   for (const c of mainline) {
     const base = c.parents[0];
@@ -43,34 +57,37 @@ export async function listMergedPrs(clone: string, mainline: readonly MainlineCo
     const merge = MERGE_SUBJECT.exec(c.subject);
     if (merge && c.parents.length >= 2) {
       const [title = merge[2]!, ...rest] = c.body.split('\n');
-      const commits = (await git(clone, ['rev-list', '--reverse', `${base}..${c.parents[1]}`])).split('\n').filter(Boolean);
+      const number = Number(merge[1]);
       prs.push({
-        number: Number(merge[1]),
-        title: title.trim() || merge[2]!,
-        body: rest.join('\n').trim(),
-        author: c.author,
-        mergedAt: c.date,
-        mergeSha: c.sha,
-        baseSha: base,
-        style: 'merge',
-        commits,
+        id: String(number), number, title: title.trim() || merge[2]!, body: rest.join('\n').trim(), author: c.author,
+        mergedAt: c.date, mergeSha: c.sha, baseSha: base, style: 'merge', commits: branches.get(c.sha) ?? [],
       });
       continue;
     }
     const squash = SQUASH_SUBJECT.exec(c.subject);
     if (squash && c.parents.length === 1) {
+      const number = Number(squash[2]);
       prs.push({
-        number: Number(squash[2]),
-        title: squash[1]!,
-        body: c.body,
-        author: c.author,
-        mergedAt: c.date,
-        mergeSha: c.sha,
-        baseSha: base,
-        style: 'squash',
-        commits: [c.sha],
+        id: String(number), number, title: squash[1]!, body: c.body, author: c.author,
+        mergedAt: c.date, mergeSha: c.sha, baseSha: base, style: 'squash', commits: [c.sha],
       });
     }
   }
   return prs;
+}
+
+/** Every non-merge mainline commit as a change of its own (histories that record no PRs). */
+export function listCommitChanges(mainline: readonly MainlineCommit[]): PullRequest[] {
+  return mainline
+    .filter((c) => c.parents.length === 1)
+    .map((c) => ({
+      id: commitChangeId(c.sha), number: null, title: c.subject, body: c.body, author: c.author,
+      mergedAt: c.date, mergeSha: c.sha, baseSha: c.parents[0]!, style: 'commit' as const, commits: [c.sha],
+    }));
+}
+
+/** PRs when the history records them for a good share of its commits, else commits. */
+export function chooseUnits(mainline: readonly MainlineCommit[], prs: readonly PullRequest[], units: 'auto' | 'prs' | 'commits'): 'prs' | 'commits' {
+  if (units !== 'auto') return units;
+  return prs.length >= 0.3 * Math.max(1, mainline.length - 1) ? 'prs' : 'commits';
 }
