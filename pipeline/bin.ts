@@ -10,6 +10,8 @@ import { createLogger } from './log.ts';
 import { parseStage, runPipeline } from './pipeline.ts';
 import { STAGES, type StageName } from './stage.ts';
 import { summarize } from './summary.ts';
+import { evaluateSzz, formatScores, readOracle } from '../stages/szz/evaluate.ts';
+import type { SzzVariant } from '../stages/szz/attribute.ts';
 import { FORESIGHT_VERSION } from './version.ts';
 
 export const DEMO_REPO = 'demo/minilib';
@@ -83,6 +85,27 @@ export function buildCli(): Command {
     }
     await execute(opts, {});
   });
+  program
+    .command('szz-eval')
+    .description('score SZZ on an oracle of fixes with known inducing commits (JSONL {fix, inducing[]}); fix messages are never read')
+    .requiredOption('--clone <path>', 'local clone holding the fixes')
+    .requiredOption('--oracle <file>', 'JSONL oracle, e.g. from scripts/build-szz-oracle.ts')
+    .option('--variant <name>', 'b-szz, foresight or both', 'both')
+    .option('--limit <n>', 'only the first N fixes', (v) => Number(v))
+    .option('--concurrency <n>', 'blame jobs at once', (v) => Number(v), 2)
+    .action(async (o: { clone: string; oracle: string; variant: string; limit?: number; concurrency: number }) => {
+      const variants: SzzVariant[] = o.variant === 'both' ? ['b-szz', 'foresight'] : [o.variant as SzzVariant];
+      if (!variants.every((v) => v === 'b-szz' || v === 'foresight')) {
+        throw new ForesightError(`unknown SZZ variant "${o.variant}"`, { remedy: 'use b-szz, foresight or both' });
+      }
+      const oracle = (await readOracle(o.oracle)).slice(0, o.limit);
+      const log = createLogger({});
+      const results = [];
+      for (const variant of variants) {
+        results.push(await evaluateSzz({ clone: resolve(o.clone), oracle, variant, concurrency: o.concurrency, onProgress: (d, t) => log.progress(variant, d, t) }));
+      }
+      process.stdout.write(formatScores(results) + '\n');
+    });
   withCommon(program.command('summary').description('print the emitted chains')).action(async (o: CommonOpts) => {
     process.stdout.write((await summarize(resolve(o.data), repoName(o.repo))) + '\n');
   });

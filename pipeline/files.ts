@@ -6,17 +6,30 @@ export function isTestFile(path: string): boolean {
 }
 
 const SOURCE_EXT = /\.(py|pyx|js|jsx|mjs|cjs|ts|tsx|go|rs|rb|java|c|h|cc|cpp|hpp)$/;
+/** Files that shape behaviour without being code: templates, styles, shipped data. */
+const BEHAVIOUR_EXT = /\.(html|jinja2?|j2|css|scss|sql|xml|json|ya?ml|toml|cfg|ini|sh)$/;
+const DOC = /(^|\/)(docs?|documentation|changelog|changes|news|release[-_]?notes)(\/|$)|\.(rst|md|txt|po|mo|svg|png|jpe?g|gif|ico|woff2?|ttf|eot)$|(^|\/)(AUTHORS|LICENSE|CHANGELOG|README)[^/]*$/i;
 
-/** Source code whose lines SZZ blames (not tests, docs or data). */
+/** Source code (not tests, docs or data). */
 export function isSourceFile(path: string): boolean {
   return SOURCE_EXT.test(path) && !isTestFile(path);
+}
+
+/** What a changed file is, for SZZ: code and behaviour files are blamed; tests only when nothing else changed. */
+export function fileKind(path: string): 'source' | 'behaviour' | 'test' | 'doc' {
+  if (isTestFile(path)) return 'test';
+  if (SOURCE_EXT.test(path)) return 'source';
+  if (DOC.test(path)) return 'doc';
+  return BEHAVIOUR_EXT.test(path) ? 'behaviour' : 'doc';
 }
 
 /** Blank lines and comment-only lines carry no behaviour: SZZ skips them. */
 export function isBlankOrComment(line: string, path: string): boolean {
   const t = line.trim();
   if (!t) return true;
-  if (path.endsWith('.py')) return t.startsWith('#');
+  if (/\.(py|sh|ya?ml|toml|cfg|ini)$/.test(path)) return t.startsWith('#');
+  if (/\.(html|jinja2?|j2)$/.test(path)) return t.startsWith('{#') || t.startsWith('<!--');
+  if (path.endsWith('.sql')) return t.startsWith('--');
   return t.startsWith('//') || t.startsWith('/*') || t.startsWith('*') || t.startsWith('#');
 }
 

@@ -60,6 +60,16 @@ async function targetsFor(clone: string, base: string, f: FixedLines, variant: S
   return targets;
 }
 
+/**
+ * Which changed files to blame. B-SZZ: every file, as published. foresight: code and behaviour files
+ * (templates, styles ...); a fix that touches none of them (it repairs a test) blames its tests.
+ */
+export function selectFiles(files: FixedLines[], variant: SzzVariant): FixedLines[] {
+  if (variant === 'b-szz') return files;
+  const code = files.filter((f) => f.kind === 'source' || f.kind === 'behaviour');
+  return code.length ? code : files.filter((f) => f.kind === 'test');
+}
+
 function blameOptions(variant: SzzVariant, ignoreRevs: string[], ignoreRevsFile: string | null): BlameOptions {
   return variant === 'b-szz' ? { whitespace: false, moves: false } : { whitespace: true, moves: true, ignoreRevs, ignoreRevsFile };
 }
@@ -73,7 +83,7 @@ function blameOptions(variant: SzzVariant, ignoreRevs: string[], ignoreRevsFile:
  *   after the report dropped, and add-only fixes blamed through their enclosing function.
  */
 export async function attributeFix(clone: string, fix: { baseSha: string; mergeSha: string }, opts: AttributeOptions): Promise<Attribution> {
-  const files = await fixedLines(clone, fix.baseSha, fix.mergeSha);
+  const files = selectFiles(await fixedLines(clone, fix.baseSha, fix.mergeSha), opts.variant);
   const addOnly = files.every((f) => f.removed.length === 0);
   const ignoreRevsFile = opts.variant === 'foresight' ? ((await opts.meta?.ignoreRevsFile(fix.baseSha)) ?? null) : null;
   const reported = opts.reportedAt ? Date.parse(opts.reportedAt) / 1000 : Infinity;

@@ -1,16 +1,17 @@
-import { isSourceFile } from '../../pipeline/files.ts';
+import { fileKind } from '../../pipeline/files.ts';
 import { git } from '../../pipeline/git.ts';
 
 /** Lines of the old file that a fix touched: `removed` were deleted or modified; `anchors` sit just above pure insertions. */
 export interface FixedLines {
   file: string;
+  kind: ReturnType<typeof fileKind>;
   removed: Array<{ line: number; text: string }>;
   anchors: number[];
 }
 
 const HUNK = /^@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@/;
 
-/** Parse a `git diff -U0` between base and head into the old-side lines each source file's hunks touch. */
+/** Parse a `git diff -U0` between base and head into the old-side lines each changed file's hunks touch. */
 export function parseFixedLines(diff: string): FixedLines[] {
   const files: FixedLines[] = [];
   let cur: FixedLines | null = null;
@@ -22,7 +23,8 @@ export function parseFixedLines(diff: string): FixedLines[] {
     }
     if (raw.startsWith('--- ')) {
       const path = raw.slice(4);
-      cur = path === '/dev/null' ? null : { file: path.replace(/^a\//, ''), removed: [], anchors: [] };
+      const file = path.replace(/^a\//, '');
+      cur = path === '/dev/null' ? null : { file, kind: fileKind(file), removed: [], anchors: [] };
       if (cur) files.push(cur);
       continue;
     }
@@ -37,7 +39,7 @@ export function parseFixedLines(diff: string): FixedLines[] {
     }
     if (raw.startsWith('-')) cur.removed.push({ line: oldLine++, text: raw.slice(1) });
   }
-  return files.filter((f) => isSourceFile(f.file) && (f.removed.length || f.anchors.length));
+  return files.filter((f) => f.removed.length || f.anchors.length);
 }
 
 export async function fixedLines(clone: string, base: string, head: string): Promise<FixedLines[]> {

@@ -1,0 +1,96 @@
+import PQueue from 'p-queue';
+import { z } from 'zod';
+import { readJsonl } from '../../pipeline/artifacts.ts';
+import { git } from '../../pipeline/git.ts';
+import { attributeFix, selectFiles, type SzzVariant } from './attribute.ts';
+import { fixedLines } from './diff-lines.ts';
+import { MetaChanges } from './meta.ts';
+
+/** One line of an oracle: a fix commit and the commit(s) known to have induced the bug. */
+export const OracleEntrySchema = z.object({ fix: z.string(), inducing: z.array(z.string()).min(1) });
+export type OracleEntry = z.infer<typeof OracleEntrySchema>;
+
+export interface Scores {
+  variant: SzzVariant;
+  fixes: number;
+  predictions: number;
+  truePositives: number;
+  /** Oracle pairs (fix, inducing) in total. */
+  oraclePairs: number;
+  precision: number;
+  recall: number;
+  f1: number;
+  secondsPerFix: number;
+}
+
+export interface Evaluation {
+  all: Scores;
+  /** Fixes whose source diff deletes or modifies no line (plain SZZ has nothing to blame). */
+  addOnly: Scores;
+}
+
+function score(variant: SzzVariant, rows: Array<{ predicted: string[]; inducing: string[] }>, seconds: number): Scores {
+  let tp = 0;
+  let predictions = 0;
+  let oraclePairs = 0;
+  for (const r of rows) {
+    predictions += r.predicted.length;
+    oraclePairs += r.inducing.length;
+    tp += r.predicted.filter((p) => r.inducing.includes(p)).length;
+  }
+  const precision = predictions ? tp / predictions : 0;
+  const recall = oraclePairs ? tp / oraclePairs : 0;
+  const f1 = precision + recall ? (2 * precision * recall) / (precision + recall) : 0;
+  return { variant, fixes: rows.length, predictions, truePositives: tp, oraclePairs, precision, recall, f1, secondsPerFix: rows.length ? seconds / rows.length : 0 };
+}
+
+/**
+ * Predict the inducing commits of each oracle fix from code history alone (the fix's message is
+ * never read) and score them: B-SZZ predicts every blamed commit, foresight its top-ranked one.
+ */
+export async function evaluateSzz(opts: {
+  clone: string;
+  oracle: readonly OracleEntry[];
+  variant: SzzVariant;
+  concurrency?: number;
+  onProgress?: (done: number, total: number) => void;
+}): Promise<Evaluation> {
+  const meta = new MetaChanges(opts.clone);
+  const queue = new PQueue({ concurrency: opts.concurrency ?? 2 });
+  const rows: Array<{ predicted: string[]; inducing: string[]; addOnly: boolean }> = [];
+  let done = 0;
+  const started = Date.now();
+  await Promise.all(
+    opts.oracle.map((e) =>
+      queue.add(async () => {
+        const base = (await git(opts.clone, ['rev-parse', `${e.fix}^1`])).trim();
+        const att = await attributeFix(opts.clone, { baseSha: base, mergeSha: e.fix }, { variant: opts.variant, meta });
+        const predicted = opts.variant === 'b-szz' ? att.commits.map((c) => c.sha) : att.commits.slice(0, 1).map((c) => c.sha);
+        // One definition of "add-only" for every variant, so the subsets compare the same fixes.
+        const addOnly = selectFiles(await fixedLines(opts.clone, base, e.fix), 'foresight').every((f) => f.removed.length === 0);
+        rows.push({ predicted, inducing: e.inducing, addOnly });
+        opts.onProgress?.(++done, opts.oracle.length);
+      }),
+    ),
+  );
+  const seconds = (Date.now() - started) / 1000;
+  const addOnly = rows.filter((r) => r.addOnly);
+  return { all: score(opts.variant, rows, seconds), addOnly: score(opts.variant, addOnly, (seconds * addOnly.length) / Math.max(1, rows.length)) };
+}
+
+export async function readOracle(path: string): Promise<OracleEntry[]> {
+  return readJsonl(path, OracleEntrySchema);
+}
+
+export function formatScores(evals: readonly Evaluation[]): string {
+  const head = ['variant', 'subset', 'fixes', 'precision', 'recall', 'F1', 's/fix'];
+  const rows = evals.flatMap((e) =>
+    (['all', 'addOnly'] as const).map((k) => {
+      const s = e[k];
+      return [s.variant, k === 'all' ? 'all fixes' : 'add-only fixes', String(s.fixes), s.precision.toFixed(3), s.recall.toFixed(3), s.f1.toFixed(3), s.secondsPerFix.toFixed(3)];
+    }),
+  );
+  const w = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const fmt = (r: string[]): string => r.map((c, i) => c.padEnd(w[i]!)).join('  ');
+  return [fmt(head), fmt(w.map((n) => '-'.repeat(n))), ...rows.map(fmt)].join('\n');
+}
