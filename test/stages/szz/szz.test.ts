@@ -46,7 +46,7 @@ describe('szz on the generated demo repository', () => {
 });
 
 describe('fixed lines and blame parsing', () => {
-  it('takes deleted/modified lines of source files only, and anchors for pure insertions', () => {
+  it('takes deleted/modified old-side lines of each file with its kind, and anchors for pure insertions', () => {
     const diff = [
       'diff --git a/pkg/a.py b/pkg/a.py',
       '--- a/pkg/a.py',
@@ -73,7 +73,8 @@ describe('fixed lines and blame parsing', () => {
       '+print(1)',
     ].join('\n');
     expect(parseFixedLines(diff)).toEqual([
-      { file: 'pkg/a.py', removed: [{ line: 3, text: '    x = 1' }, { line: 4, text: '    return x' }], anchors: [10] },
+      { file: 'pkg/a.py', kind: 'source', removed: [{ line: 3, text: '    x = 1' }, { line: 4, text: '    return x' }], anchors: [10] },
+      { file: 'tests/test_a.py', kind: 'test', removed: [{ line: 1, text: 'old' }], anchors: [] },
     ]);
   });
 
