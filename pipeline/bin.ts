@@ -78,6 +78,8 @@ export function buildCli(): Command {
   }
   withCommon(program.command('demo').description('generate the bundled demo repository and mine it end to end'), false).action(async (o: CommonOpts) => {
     const opts = { ...o, repo: o.repo ?? DEMO_REPO };
+    // The demo is generated here: no service knows it, whatever tokens the environment holds.
+    process.env.FORESIGHT_OFFLINE = '1';
     const clone = join(repoDataDir(resolve(opts.data), opts.repo), 'clone');
     if (!opts.clone && !existsSync(clone)) {
       const { head } = await makeDemoRepo(clone);

@@ -10,6 +10,8 @@ export const ConfigSchema = z.object({
     units: z.enum(['auto', 'prs', 'commits']).default('auto'),
     /** Where "#N" points: GitHub PRs/issues, or Trac tickets (Django's "Fixed #N -- "). */
     tracker: z.enum(['auto', 'github', 'trac']).default('auto'),
+    /** Only the git history: no GitHub, Trac or advisory requests (the demo, air-gapped runs). */
+    offline: z.boolean().default(false),
   }),
   szz: z.object({
     /** Blame jobs run at once. */
@@ -46,7 +48,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   };
   const llm = Boolean(env.FORESIGHT_LLM_BASE_URL);
   const raw = {
-    discover: { branch: env.FORESIGHT_BRANCH || undefined, units: env.FORESIGHT_UNITS || undefined, tracker: env.FORESIGHT_TRACKER || undefined },
+    discover: { branch: env.FORESIGHT_BRANCH || undefined, units: env.FORESIGHT_UNITS || undefined, tracker: env.FORESIGHT_TRACKER || undefined, offline: env.FORESIGHT_OFFLINE === '1' || undefined },
     szz: { concurrency: num('FORESIGHT_SZZ_CONCURRENCY') },
     validate: {
       image: env.FORESIGHT_IMAGE || undefined,

@@ -14,8 +14,25 @@ function client(repo: string): SimpleGit {
   return c;
 }
 
+/** Time spent per git subcommand, printed at exit when FORESIGHT_PROFILE_GIT is set (for benchmarks). */
+const profile = process.env.FORESIGHT_PROFILE_GIT ? new Map<string, { calls: number; ms: number }>() : null;
+if (profile) {
+  process.on('exit', () => {
+    for (const [cmd, p] of [...profile].sort((a, b) => b[1].ms - a[1].ms)) process.stderr.write(`git ${cmd}: ${p.calls} calls, ${(p.ms / 1000).toFixed(1)} s\n`);
+  });
+}
+
+function track(cmd: string | undefined, started: number): void {
+  if (!profile || !cmd) return;
+  const p = profile.get(cmd) ?? { calls: 0, ms: 0 };
+  p.calls++;
+  p.ms += Date.now() - started;
+  profile.set(cmd, p);
+}
+
 /** Run a git command in `repo` and return its stdout. */
 export async function git(repo: string, args: string[]): Promise<string> {
+  const started = Date.now();
   try {
     return await client(repo).raw(args);
   } catch (err) {
@@ -23,11 +40,14 @@ export async function git(repo: string, args: string[]): Promise<string> {
       remedy: 'check that the path is a git clone with full history (not shallow) and that the commit exists',
       cause: err,
     });
+  } finally {
+    track(args[0], started);
   }
 }
 
 /** Stream a git command's stdout as records split on `separator` (no whole-output buffering). */
 export async function* gitRecords(repo: string, args: string[], separator = '\n'): AsyncGenerator<string> {
+  const started = Date.now();
   const child = spawn('git', args, { cwd: repo, stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
@@ -51,6 +71,7 @@ export async function* gitRecords(repo: string, args: string[], separator = '\n'
     if (buf.trim()) yield buf;
   }
   const code = await exit;
+  track(args[0], started);
   if (code !== 0) {
     throw new ForesightError(`git ${args.slice(0, 3).join(' ')} exited ${code} in ${repo}: ${stderr.trim().split('\n')[0]}`, {
       remedy: 'check that the path is a git clone with full history and that the revision exists',

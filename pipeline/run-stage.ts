@@ -92,6 +92,7 @@ export async function runStage(def: AnyStage, opts: RunStageOptions): Promise<St
     repoDir: repoDataDir(dataRoot, repo.name),
     signal: opts.signal ?? new AbortController().signal,
     async forEach(list, feOpts, fn) {
+      const schema = feOpts.schema ?? def.output;
       const results = new Array(list.length);
       const queue = new PQueue({ concurrency: feOpts.concurrency ?? 1 });
       let done = 0;
@@ -105,11 +106,11 @@ export async function runStage(def: AnyStage, opts: RunStageOptions): Promise<St
             const key = fingerprint(def.name, code, cfg, item);
             used.add(key);
             if (checkpoint.has(key)) {
-              results[i] = def.output.parse(checkpoint.get(key));
+              results[i] = schema.parse(checkpoint.get(key));
               reused++;
             } else {
               log.debug(`${feOpts.label}: ${feOpts.id(item)}`);
-              const out = def.output.parse(await fn(item));
+              const out = schema.parse(await fn(item));
               await checkpoint.put(key, out);
               results[i] = out;
               computed++;
@@ -133,7 +134,8 @@ export async function runStage(def: AnyStage, opts: RunStageOptions): Promise<St
   await writeAtomic(join(dir, OUTPUT_FILE), text);
   await writeManifest(dir, {
     stage: def.name,
-    fingerprint: fp,
+    // An incomplete output (a service was down) never matches, so the next run tries again.
+    fingerprint: out.complete === false ? `incomplete:${fp}` : fp,
     inputs: { upstream, code, config: cfg },
     output: fingerprint(text),
     items: out.items.length,
@@ -145,6 +147,7 @@ export async function runStage(def: AnyStage, opts: RunStageOptions): Promise<St
   const secs = ((Date.now() - started) / 1000).toFixed(1);
   const statText = Object.entries(out.stats).map(([k, v]) => `${k}=${v}`).join(' ');
   const work = computed + reused ? ` (${computed} computed, ${reused} reused from checkpoint)` : '';
+  if (out.complete === false) log.warn('the output is incomplete (see the warnings above): the next run will redo this stage');
   log.info(`done in ${secs}s: ${out.items.length} items${work}${statText ? ` — ${statText}` : ''}`);
   return { stage: def.name, outcome: 'ran', items: out.items.length, reused, computed, stats: out.stats };
 }

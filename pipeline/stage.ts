@@ -12,11 +12,13 @@ export interface RepoContext {
   clone: string;
 }
 
-export interface ForEachOptions<I> {
+export interface ForEachOptions<I, O> {
   /** Stable id of an item, for progress and logs. */
   id(item: I): string;
   label: string;
   concurrency?: number;
+  /** Schema of one result, checked before it is checkpointed and when it is reused; default: the stage's output. */
+  schema?: z.ZodType<O>;
 }
 
 export interface StageContext {
@@ -33,12 +35,14 @@ export interface StageContext {
    * item's fingerprint (its content + this stage's code and config), so a killed run resumes and an
    * unchanged item is never redone.
    */
-  forEach<I, O>(items: readonly I[], opts: ForEachOptions<I>, fn: (item: I) => Promise<O>): Promise<O[]>;
+  forEach<I, O>(items: readonly I[], opts: ForEachOptions<I, O>, fn: (item: I) => Promise<O>): Promise<O[]>;
 }
 
 export interface StageOutput<O> {
   items: O[];
   stats: Record<string, number>;
+  /** False when an upstream service failed and the output lacks its part: the next run tries again. */
+  complete?: boolean;
 }
 
 /** A stage: a function from the upstream stage's records to its own, with typed artifacts. */

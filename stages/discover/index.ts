@@ -1,11 +1,16 @@
 import { join } from 'node:path';
+import { changeLabel } from '../../pipeline/chain.ts';
 import { fingerprint } from '../../pipeline/fingerprint.ts';
+import { errorMessage } from '../../pipeline/errors.ts';
 import { revParse } from '../../pipeline/git.ts';
 import type { StageDef } from '../../pipeline/stage.ts';
 import { CandidateSchema, type Advisory, type Candidate, type Reference } from './schema.ts';
 import { hasFixKeywords, isRevert } from './sources/git/find-references.ts';
 import { listChanges } from './sources/git/index.ts';
-import { SOURCES } from './sources/registry.ts';
+import { mainlineFiles } from './sources/git/list-merged-prs.ts';
+import { patchIds } from './sources/git/patch-id.ts';
+import { isTestFile } from '../../pipeline/files.ts';
+import { availableSources, SOURCE_SETTINGS } from './sources/registry.ts';
 import type { SourceInput } from './sources/types.ts';
 
 /** Where a source keeps its HTTP cache: data/<repo>/http-cache/<source>/ (outlives stage reruns). */
@@ -27,8 +32,11 @@ export const discoverStage: StageDef<never, Candidate> = {
   output: CandidateSchema,
   async source({ repo, config }) {
     // Network sources add to this: their answers are cached by ETag, so a rerun costs almost nothing.
-    const enabled = [...SOURCES.values()].filter((s) => s.available(process.env, { repo: repo.name, tracker: 'github' }).ok).map((s) => s.name);
-    return fingerprint(repo.name, await revParse(repo.clone, config.discover.branch), enabled);
+    const enabled = (['github', 'trac'] as const).flatMap((tracker) =>
+      availableSources(process.env, { repo: repo.name, tracker, offline: config.discover.offline }).filter((s) => !s.reason).map((s) => s.source.name),
+    );
+    const settings = SOURCE_SETTINGS.map((k) => process.env[k] ?? '');
+    return fingerprint(repo.name, await revParse(repo.clone, config.discover.branch), [...new Set(enabled)], settings);
   },
   async run(_items, ctx) {
     const { repo, config, log } = ctx;
@@ -38,17 +46,25 @@ export const discoverStage: StageDef<never, Candidate> = {
     const reportedAt = new Map<string, string>();
     const advisories = new Map<string, Advisory[]>();
     const numbers = new Map<string, number>();
-    for (const source of SOURCES.values()) {
-      const avail = source.available(process.env, { repo: repo.name, tracker: listed.tracker });
-      if (!avail.ok) {
-        log.info(`source ${source.name} skipped: ${avail.reason}`);
+    let complete = true;
+    for (const { source, reason } of availableSources(process.env, { repo: repo.name, tracker: listed.tracker, offline: config.discover.offline })) {
+      if (reason) {
+        log.info(`source ${source.name} skipped: ${reason}`);
         continue;
       }
       const input: SourceInput = {
         repo: repo.name, clone: repo.clone, branch: config.discover.branch, changes: listed.changes,
         cacheDir: sourceCacheDir(ctx.repoDir, source.name), log: log.child({ source: source.name }), tracker: listed.tracker, signal: ctx.signal,
       };
-      const result = await source.discover(input);
+      let result;
+      try {
+        result = await source.discover(input);
+      } catch (err) {
+        // A service that is down or refuses us must not cost the git history's results.
+        log.warn(`source ${source.name} failed, continuing without it: ${errorMessage(err)}`);
+        complete = false;
+        continue;
+      }
       for (const [id, refs] of result.references) references.set(id, [...(references.get(id) ?? []), ...refs]);
       for (const [id, at] of result.reportedAt ?? []) if (!reportedAt.has(id) || at < reportedAt.get(id)!) reportedAt.set(id, at);
       for (const [id, advs] of result.advisories ?? []) advisories.set(id, [...(advisories.get(id) ?? []), ...advs]);
@@ -56,6 +72,7 @@ export const discoverStage: StageDef<never, Candidate> = {
       log.info(`source ${source.name}: ${[...result.references.values()].reduce((a, r) => a + r.length, 0)} references`);
     }
 
+    const files = await mainlineFiles(repo.clone, config.discover.branch);
     const candidates: Candidate[] = [];
     for (const change of listed.changes) {
       const pr2 = numbers.has(change.id) ? { ...change, number: numbers.get(change.id)! } : change;
@@ -69,27 +86,55 @@ export const discoverStage: StageDef<never, Candidate> = {
       if (revert) signals.push('revert');
       if (!signals.length) continue;
       const target = refs.find((r) => r.kind === 'revert') ?? refs[0];
+      // A fix without a test can never be graded: say so now and spend no blame on it.
+      const testless = !(files.get(change.mergeSha) ?? []).some(isTestFile);
       candidates.push({
         repo: repo.name,
+        tracker: listed.tracker,
         pr2,
         references: refs,
         signals,
         reportedAt: reportedAt.get(change.id) ?? null,
         advisories: advs,
+        duplicates: [],
         excluded: revert
           ? { reason: 'ineligible', detail: `revert${target?.target ? ` of ${target.target}` : ''}: a revert is not an edge-case fix`, stage: 'discover' }
-          : null,
+          : testless
+            ? { reason: 'pr2_no_tests', detail: `${changeLabel(pr2)} touched no test file`, stage: 'discover' }
+            : null,
       });
     }
+    const kept = await collapseDuplicates(repo.clone, candidates);
     return {
-      items: candidates,
+      items: kept,
+      complete,
       stats: {
         changes: listed.changes.length,
-        candidates: candidates.length,
-        reverts: candidates.filter((c) => c.excluded).length,
+        candidates: kept.length,
+        duplicates: candidates.length - kept.length,
+        reverts: candidates.filter((c) => c.excluded?.reason === 'ineligible').length,
+        without_tests: candidates.filter((c) => c.excluded?.reason === 'pr2_no_tests').length,
         with_reference: candidates.filter((c) => c.signals.includes('explicit_reference')).length,
         advisories: candidates.filter((c) => c.advisories.length).length,
       },
     };
   },
 };
+
+/** Candidates with the same patch-id are one change applied twice (a cherry-pick): keep the first. */
+async function collapseDuplicates(clone: string, candidates: Candidate[]): Promise<Candidate[]> {
+  const live = candidates.filter((c) => !c.excluded);
+  const ids = await patchIds(clone, live.map((c) => c.pr2.mergeSha));
+  const first = new Map<string, Candidate>();
+  const drop = new Set<Candidate>();
+  for (const c of live) {
+    const id = ids.get(c.pr2.mergeSha);
+    if (!id) continue;
+    const original = first.get(id);
+    if (original) {
+      original.duplicates.push(c.pr2.id);
+      drop.add(c);
+    } else first.set(id, c);
+  }
+  return candidates.filter((c) => !drop.has(c));
+}

@@ -28,6 +28,8 @@ export type Advisory = z.infer<typeof AdvisorySchema>;
 /** A fix candidate: a PR2 and what points from it to earlier changes. */
 export const CandidateSchema = z.object({
   repo: z.string(),
+  /** Where the repository's "#N" point: GitHub PRs/issues or Trac tickets. */
+  tracker: z.enum(['github', 'trac']),
   pr2: PullRequestSchema,
   references: z.array(ReferenceSchema),
   /** Why this change is a candidate. */
@@ -35,6 +37,8 @@ export const CandidateSchema = z.object({
   /** When the defect was first reported (issue, ticket, advisory): the inducing change must predate it. */
   reportedAt: z.string().nullable(),
   advisories: z.array(AdvisorySchema),
+  /** Later changes with the same patch-id (cherry-picks, re-applications), collapsed into this one. */
+  duplicates: z.array(z.string()),
   excluded: ExclusionSchema.nullable(),
 });
 export type Candidate = z.infer<typeof CandidateSchema>;

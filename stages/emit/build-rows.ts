@@ -109,9 +109,9 @@ export function verifiedRow(c: JudgedChain, ctx: RowContext): Record<string, unk
     env_image_pr1: ctx.image,
     env_image_pr2: ctx.image,
     image_tier: 'base',
-    // The git-only source has no discussion to ship: null means "not collected", not "none".
-    pr_comments: null,
-    linked_issues: null,
+    // null means "not collected" (git history only), [] means "collected, none".
+    pr_comments: c.pr_comments === null ? null : json(c.pr_comments),
+    linked_issues: c.linked_issues === null ? null : json(c.linked_issues),
     security: null,
     provenance: 'mined',
   };

@@ -2,6 +2,7 @@ import { changeLabel, type PullRequest } from '../../pipeline/chain.ts';
 import type { StageDef } from '../../pipeline/stage.ts';
 import { ChainSchema, type Chain } from '../szz/schema.ts';
 import { ExtractedChainSchema, type ExtractedChain } from './schema.ts';
+import { contextCollector } from './context.ts';
 import { splitPatch } from './split-patch.ts';
 
 /** The PR's human text, as written: title, blank line, body. */
@@ -18,12 +19,17 @@ const DAY_MS = 86_400_000;
  */
 export const extractStage: StageDef<Chain, ExtractedChain> = {
   name: 'extract',
-  code: ['stages/extract', 'pipeline/files.ts'],
-  config: () => ({}),
+  code: ['stages/extract', 'pipeline/files.ts', 'stages/discover/sources'],
+  config: (cfg) => ({ offline: cfg.discover.offline }),
   input: ChainSchema,
   output: ExtractedChainSchema,
   async run(chains, ctx) {
     const repoName = ctx.repo.name.split('/').pop()!;
+    const discussion = contextCollector({
+      repo: ctx.repo.name, clone: ctx.repo.clone, repoDir: ctx.repoDir, tracker: chains[0]?.tracker ?? 'github',
+      offline: ctx.config.discover.offline, log: ctx.log,
+    });
+    let complete = true;
     const items = await ctx.forEach(chains, { id: (c) => `${c.pr1.id}-${c.pr2.id}`, label: 'extracting' }, async (c) => {
       const [p1, p2] = await Promise.all([
         splitPatch(ctx.repo.clone, c.pr1.baseSha, c.pr1.mergeSha),
@@ -32,6 +38,9 @@ export const extractStage: StageDef<Chain, ExtractedChain> = {
       let excluded = c.excluded;
       if (!excluded && !p1.testFiles.length) excluded = { reason: 'pr1_no_tests', detail: `${changeLabel(c.pr1)} touched no test file`, stage: 'extract' };
       if (!excluded && !p2.testFiles.length) excluded = { reason: 'pr2_no_tests', detail: `${changeLabel(c.pr2)} touched no test file`, stage: 'extract' };
+      // Discussion costs requests: only for chains that can still enter the dataset.
+      const talk = excluded ? { pr_comments: null, linked_issues: null, complete: true } : await discussion.collect(c.pr1, c.pr2);
+      complete &&= talk.complete;
       const out: ExtractedChain = {
         ...c,
         excluded,
@@ -52,9 +61,19 @@ export const extractStage: StageDef<Chain, ExtractedChain> = {
         created_at: c.pr1.mergedAt,
         pr2_created_at: c.pr2.mergedAt,
         gap_days: Math.round((Date.parse(c.pr2.mergedAt) - Date.parse(c.pr1.mergedAt)) / DAY_MS),
+        pr_comments: talk.pr_comments,
+        linked_issues: talk.linked_issues,
       };
       return out;
     });
-    return { items, stats: { chains: items.length, excluded: items.filter((i) => i.excluded).length } };
+    return {
+      items,
+      complete,
+      stats: {
+        chains: items.length,
+        excluded: items.filter((i) => i.excluded).length,
+        with_discussion: items.filter((i) => i.pr_comments?.length).length,
+      },
+    };
   },
 };

@@ -1,5 +1,8 @@
 import { z } from 'zod';
+import { CommentSchema, LinkedIssueSchema } from '../discover/schema.ts';
 import { ChainSchema } from '../szz/schema.ts';
+
+const Role = { role: z.enum(['fixer', 'introducer']) };
 
 /** A chain with its four commits, split patches, test files and PR1-only statement. */
 export const ExtractedChainSchema = ChainSchema.extend({
@@ -23,5 +26,8 @@ export const ExtractedChainSchema = ChainSchema.extend({
   created_at: z.string(),
   pr2_created_at: z.string(),
   gap_days: z.number(),
+  /** The discussion around both PRs; null when no source that has it could run (git-only). */
+  pr_comments: z.array(CommentSchema.extend(Role)).nullable(),
+  linked_issues: z.array(LinkedIssueSchema.extend(Role)).nullable(),
 });
 export type ExtractedChain = z.infer<typeof ExtractedChainSchema>;

@@ -1,3 +1,6 @@
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { isBlankOrComment } from '../../pipeline/files.ts';
 import { git } from '../../pipeline/git.ts';
 import { blameLines, type BlamedLine, type BlameOptions } from './blame.ts';
@@ -60,6 +63,34 @@ async function targetsFor(clone: string, base: string, f: FixedLines, variant: S
   return targets;
 }
 
+const revertGrafts = new Map<string, Promise<string | null>>();
+let graftDir: Promise<string> | undefined;
+
+/**
+ * A revert restores the content its reverted commit started from. A graft file (`git blame -S`) that
+ * gives the revert the reverted commit's parent as its own, so the restored lines reach their origin;
+ * null when the message names no reverted commit present here.
+ */
+function revertGraft(clone: string, sha: string): Promise<string | null> {
+  const key = `${clone}\0${sha}`;
+  let p = revertGrafts.get(key);
+  if (!p) {
+    p = (async () => {
+      const body = await git(clone, ['show', '-s', '--format=%B', sha]);
+      const reverted = /This reverts commit ([0-9a-f]{40})\b/.exec(body)?.[1];
+      if (!reverted) return null;
+      const parent = (await git(clone, ['rev-parse', '--verify', '--quiet', `${reverted}^1`]).catch(() => '')).trim();
+      if (!parent) return null;
+      graftDir ??= mkdtemp(join(tmpdir(), 'foresight-grafts-'));
+      const path = join(await graftDir, sha);
+      await writeFile(path, `${sha} ${parent}\n`);
+      return path;
+    })();
+    revertGrafts.set(key, p);
+  }
+  return p;
+}
+
 /**
  * Which changed files to blame. B-SZZ: every file, as published. foresight: code and behaviour files
  * (templates, styles ...); a fix that touches none of them (it repairs a test) blames its tests.
@@ -85,7 +116,7 @@ function blameOptions(variant: SzzVariant, ignoreRevs: string[], ignoreRevsFile:
 export async function attributeFix(clone: string, fix: { baseSha: string; mergeSha: string }, opts: AttributeOptions): Promise<Attribution> {
   const files = selectFiles(await fixedLines(clone, fix.baseSha, fix.mergeSha), opts.variant);
   const addOnly = files.every((f) => f.removed.length === 0);
-  const ignoreRevsFile = opts.variant === 'foresight' ? ((await opts.meta?.ignoreRevsFile(fix.baseSha)) ?? null) : null;
+  const ignoreRevsFile = opts.variant === 'foresight' ? ((await opts.meta?.ignoreRevsFile()) ?? null) : null;
   const reported = opts.reportedAt ? Date.parse(opts.reportedAt) / 1000 : Infinity;
   const byCommit = new Map<string, BlamedCommit>();
   const metaSkipped = new Map<string, string>();
@@ -101,18 +132,36 @@ export async function attributeFix(clone: string, fix: { baseSha: string; mergeS
     let blamed: BlamedLine[] = await blameLines(clone, fix.baseSha, f.file, lines, blameOptions(opts.variant, ignore, ignoreRevsFile));
     if (opts.variant === 'foresight' && opts.meta) {
       // Look through meta-changes: blame again, ignoring them, until none is left (bounded).
+      // A revert is looked through by grafting: its lines are blamed from the reverted commit's parent.
+      const grafts = new Map<string, string>();
       for (let round = 0; round < 3; round++) {
         const found: string[] = [];
+        let grafted = false;
         for (const sha of new Set(blamed.map((b) => b.sha))) {
+          if (ignore.includes(sha) || grafts.has(sha)) continue;
           const reason = await opts.meta.classify(sha);
-          if (reason) {
+          if (!reason) continue;
+          metaSkipped.set(sha, reason);
+          const graft = reason === 'revert' ? await revertGraft(clone, sha) : null;
+          if (graft) {
+            grafts.set(sha, graft);
+            grafted = true;
+          } else {
             found.push(sha);
-            metaSkipped.set(sha, reason);
           }
         }
-        if (!found.length) break;
+        if (!found.length && !grafted) break;
         ignore = [...ignore, ...found];
         blamed = await blameLines(clone, fix.baseSha, f.file, lines, blameOptions(opts.variant, ignore, ignoreRevsFile));
+        // Only the lines blame leaves on a revert get its graft: lines it did not restore keep their real history.
+        for (const [sha, graft] of grafts) {
+          const on = blamed.filter((b) => b.sha === sha).map((b) => b.line);
+          if (!on.length) continue;
+          const again = new Map(
+            (await blameLines(clone, fix.baseSha, f.file, on, { ...blameOptions(opts.variant, ignore, ignoreRevsFile), grafts: graft })).map((b) => [b.line, b]),
+          );
+          blamed = blamed.map((b) => (b.sha === sha ? (again.get(b.line) ?? b) : b));
+        }
       }
     }
     for (const b of blamed) {

@@ -40,13 +40,16 @@ export interface BlameOptions {
   ignoreRevs?: readonly string[];
   /** A .git-blame-ignore-revs style file. */
   ignoreRevsFile?: string | null;
+  /** A graft file (`<commit> <parent>...` lines, `git blame -S`): blame as if those commits had those parents. */
+  grafts?: string | null;
 }
 
 /** Blame the given lines of `file` at `rev`, streaming git's porcelain output. */
 export async function blameLines(clone: string, rev: string, file: string, lines: readonly number[], opts: BlameOptions): Promise<BlamedLine[]> {
   if (!lines.length) return [];
   const ranges = toRanges([...new Set(lines)].sort((a, b) => a - b));
-  const args = ['blame', '--porcelain'];
+  // A commit-graph records the real parents: keep it from overriding the grafts.
+  const args = opts.grafts ? ['-c', 'core.commitGraph=false', 'blame', '--porcelain', '-S', opts.grafts] : ['blame', '--porcelain'];
   if (opts.whitespace) args.push('-w');
   if (opts.moves) args.push('-M');
   if (opts.ignoreRevsFile) args.push('--ignore-revs-file', opts.ignoreRevsFile);

@@ -9,6 +9,30 @@ export interface FixedLines {
   anchors: number[];
 }
 
+/** Git quotes paths with unusual bytes C-style ("a/sp\\303\\251cial.txt"): undo it, decoding octal escapes as UTF-8. */
+export function unquotePath(p: string): string {
+  if (!p.startsWith('"') || !p.endsWith('"')) return p;
+  const bytes: number[] = [];
+  const body = p.slice(1, -1);
+  const simple: Record<string, number> = { n: 10, t: 9, '"': 34, '\\': 92, a: 7, b: 8, f: 12, r: 13, v: 11 };
+  for (let i = 0; i < body.length; i++) {
+    const ch = body[i]!;
+    if (ch !== '\\') {
+      bytes.push(...Buffer.from(ch, 'utf8'));
+      continue;
+    }
+    const next = body[i + 1] ?? '';
+    if (/[0-7]/.test(next)) {
+      bytes.push(parseInt(body.slice(i + 1, i + 4), 8));
+      i += 3;
+    } else {
+      bytes.push(simple[next] ?? next.charCodeAt(0));
+      i += 1;
+    }
+  }
+  return Buffer.from(bytes).toString('utf8');
+}
+
 const HUNK = /^@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@/;
 
 /** Parse a `git diff -U0` between base and head into the old-side lines each changed file's hunks touch. */
@@ -22,7 +46,7 @@ export function parseFixedLines(diff: string): FixedLines[] {
       continue;
     }
     if (raw.startsWith('--- ')) {
-      const path = raw.slice(4);
+      const path = unquotePath(raw.slice(4));
       const file = path.replace(/^a\//, '');
       cur = path === '/dev/null' ? null : { file, kind: fileKind(file), removed: [], anchors: [] };
       if (cur) files.push(cur);

@@ -24,7 +24,12 @@ export function enclosingBlock(text: string, line: number): { start: number; end
     for (let j = i + 1; j < lines.length; j++) {
       const lj = lines[j]!;
       if (!lj.trim()) continue;
-      if (indentOf(lj) <= base && !/^\s*[)\]}]/.test(lj)) break;
+      if (indentOf(lj) < base) break;
+      // At the header's indentation only its own closing bracket belongs to the block, and ends it.
+      if (indentOf(lj) === base) {
+        if (/^\s*[)\]}]/.test(lj)) end = j + 1;
+        break;
+      }
       end = j + 1;
     }
     return { start: i + 1, end };

@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import type { PullRequest } from '../../pipeline/chain.ts';
 import { git } from '../../pipeline/git.ts';
 import type { StageDef } from '../../pipeline/stage.ts';
@@ -7,6 +8,9 @@ import { attributeFix } from './attribute.ts';
 import { MetaChanges } from './meta.ts';
 import { pickIntroducer, toEvidence } from './pick.ts';
 import { ChainSchema, type Chain } from './schema.ts';
+
+/** A candidate for which no introducing change was found: kept in the checkpoint so it is not redone. */
+const ItemResultSchema = z.union([ChainSchema, z.object({ dropped: z.string() })]);
 
 const NO_BLAME = { candidates: [], unattributedScore: 0, blamedLines: 0, addOnly: false, filteredByTime: 0, metaSkipped: [] };
 
@@ -32,11 +36,11 @@ export const szzStage: StageDef<Candidate, Chain> = {
     );
     const results = await ctx.forEach(
       candidates,
-      { id: (c) => c.pr2.id, label: 'blaming fixes', concurrency: ctx.config.szz.concurrency },
+      { id: (c) => c.pr2.id, label: 'blaming fixes', concurrency: ctx.config.szz.concurrency, schema: ItemResultSchema },
       async (cand): Promise<Chain | { dropped: string }> => {
         if (cand.excluded) {
-          // Reverts: PR1 is what was reverted; nothing to blame.
-          const target = cand.references.find((r) => r.target !== null && changes.has(r.target));
+          // A revert stays a (excluded) chain with what it reverted as PR1; other exclusions end here.
+          const target = cand.signals.includes('revert') ? cand.references.find((r) => r.target !== null && changes.has(r.target)) : undefined;
           if (!target?.target) return { dropped: cand.pr2.id };
           return { ...cand, pr1: changes.get(target.target)!, mining_category: 'cross_reference', szz: { ...NO_BLAME, pickedBy: 'revert_target' } };
         }

@@ -1,70 +1,90 @@
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { git } from '../../pipeline/git.ts';
+import { git, gitRecords } from '../../pipeline/git.ts';
 
-export type MetaReason = 'merge' | 'revert' | 'mass_change' | 'whitespace_only';
+export type MetaReason = 'merge' | 'revert' | 'mass_change';
+
+interface CommitFacts {
+  merge: boolean;
+  revert: boolean;
+  files: number;
+}
 
 /**
- * Meta-changes: commits that touch lines without changing behaviour (reformatting, mass renames,
- * reverts, merges). Blame looks through them. Each commit is classified once and cached.
+ * Meta-changes: commits that touch lines without changing behaviour (mass reformatting or renames,
+ * reverts, merges). Blame looks through them. Whitespace-only commits need no entry: blame runs
+ * with -w. The facts of every commit come from one streamed `git log`, read on first use.
  */
 export class MetaChanges {
-  private readonly cache = new Map<string, Promise<MetaReason | null>>();
+  private facts: Promise<Map<string, CommitFacts>> | undefined;
   private readonly ignoreFiles = new Map<string, Promise<string | null>>();
 
   constructor(
     private readonly clone: string,
     /** A commit touching at least this many files is a mass change (reformatting, license headers). */
     private readonly massFiles = 100,
+    private readonly rev = 'HEAD',
   ) {}
 
-  classify(sha: string): Promise<MetaReason | null> {
-    let p = this.cache.get(sha);
+  private load(): Promise<Map<string, CommitFacts>> {
+    this.facts ??= (async () => {
+      const map = new Map<string, CommitFacts>();
+      const args = ['log', '--format=%x1e%H%x1f%P%x1f%s', '--name-only', '--no-renames', this.rev];
+      for await (const rec of gitRecords(this.clone, args, '\x1e')) {
+        const nl = rec.indexOf('\n');
+        const [sha = '', parents = '', subject = ''] = (nl < 0 ? rec : rec.slice(0, nl)).split('\x1f');
+        if (!sha.trim()) continue;
+        // A root commit adds the project: nothing to look through, whatever its size.
+        const root = !parents.trim();
+        const files = root || nl < 0 ? 0 : rec.slice(nl + 1).split('\n').filter((l) => l.trim()).length;
+        map.set(sha.trim(), {
+          merge: parents.trim().split(' ').filter(Boolean).length > 1,
+          revert: /^(\[[\w.]+\]\s*)?Revert\s+"/i.test(subject),
+          files,
+        });
+      }
+      return map;
+    })();
+    return this.facts;
+  }
+
+  async classify(sha: string): Promise<MetaReason | null> {
+    const f = (await this.load()).get(sha);
+    if (!f) return null;
+    if (f.merge) return 'merge';
+    if (f.revert) return 'revert';
+    return f.files >= this.massFiles ? 'mass_change' : null;
+  }
+
+  /**
+   * The repository's own .git-blame-ignore-revs (its newest version, read once), as a file git blame
+   * can read; null when absent. Listing a commit that is not an ancestor of a blamed revision is harmless.
+   */
+  ignoreRevsFile(): Promise<string | null> {
+    let p = this.ignoreFiles.get(this.rev);
     if (!p) {
-      p = this.compute(sha);
-      this.cache.set(sha, p);
+      p = (async () => {
+        const blob = (await git(this.clone, ['rev-parse', '--verify', '--quiet', `${this.rev}:.git-blame-ignore-revs`]).catch(() => '')).trim();
+        // Known mass changes go in up front: one blame round instead of a blame, a lookup and a re-blame.
+        const mass = [...(await this.load())].filter(([, f]) => f.files >= this.massFiles).map(([sha]) => sha);
+        return this.writeIgnoreFile(blob || null, mass);
+      })();
+      this.ignoreFiles.set(this.rev, p);
     }
     return p;
   }
 
-  private async compute(sha: string): Promise<MetaReason | null> {
-    const [parents = '', subject = ''] = (await git(this.clone, ['show', '-s', '--format=%P%x00%s', sha])).trim().split('\0');
-    if (parents.split(' ').filter(Boolean).length > 1) return 'merge';
-    if (/^(\[[\w.]+\]\s*)?Revert\s+"/i.test(subject)) return 'revert';
-    if (!parents) return null; // a root commit: nothing to look through
-    const files = (await git(this.clone, ['diff-tree', '--no-commit-id', '-r', '--name-only', sha])).split('\n').filter(Boolean);
-    if (files.length >= this.massFiles) return 'mass_change';
-    const ws = (await git(this.clone, ['diff-tree', '--no-commit-id', '-r', '-w', '--numstat', sha])).split('\n').filter(Boolean);
-    const changed = ws.some((l) => !/^0\t0\t/.test(l) && !/^-\t-\t/.test(l));
-    return changed ? null : 'whitespace_only';
-  }
-
-  /** The repository's own .git-blame-ignore-revs at `rev`, as a file git blame can read; null when absent. */
-  async ignoreRevsFile(rev: string): Promise<string | null> {
-    let blob: string;
-    try {
-      blob = (await git(this.clone, ['rev-parse', '--verify', '--quiet', `${rev}:.git-blame-ignore-revs`])).trim();
-    } catch {
-      return null;
-    }
-    if (!blob) return null;
-    let p = this.ignoreFiles.get(blob);
-    if (!p) {
-      p = this.writeIgnoreFile(blob);
-      this.ignoreFiles.set(blob, p);
-    }
-    return p;
-  }
-
-  private async writeIgnoreFile(blob: string): Promise<string | null> {
-    const text = await git(this.clone, ['cat-file', 'blob', blob]);
+  private async writeIgnoreFile(blob: string | null, extra: readonly string[]): Promise<string | null> {
+    const text = blob ? await git(this.clone, ['cat-file', 'blob', blob]) : '';
     // Keep only full shas that exist here: blame refuses a file naming an unknown commit.
-    const shas = text.split('\n').map((l) => l.replace(/#.*/, '').trim()).filter((l) => /^[0-9a-f]{40}$/.test(l));
-    const exists = await Promise.all(shas.map((s) => git(this.clone, ['cat-file', '-t', s]).then(() => true, () => false)));
+    const listed = text.split('\n').map((l) => l.replace(/#.*/, '').trim()).filter((l) => /^[0-9a-f]{40}$/.test(l));
+    const exists = await Promise.all(listed.map((s) => git(this.clone, ['cat-file', '-t', s]).then(() => true, () => false)));
+    const shas = [...new Set([...listed.filter((_, i) => exists[i]), ...extra])];
+    if (!shas.length) return null;
     this.tmp ??= mkdtemp(join(tmpdir(), 'foresight-ignore-revs-'));
-    const path = join(await this.tmp, blob);
-    await writeFile(path, shas.filter((_, i) => exists[i]).join('\n') + '\n');
+    const path = join(await this.tmp, `${blob ?? 'none'}-${shas.length}`);
+    await writeFile(path, shas.join('\n') + '\n');
     return path;
   }
 

@@ -33,8 +33,9 @@ export async function listChanges(
   opts: { branch: string; units: 'auto' | 'prs' | 'commits'; tracker: 'auto' | 'github' | 'trac' },
 ): Promise<ListedChanges> {
   const mainline = await readMainline(clone, opts.branch);
-  const prs = await listMergedPrs(clone, mainline);
-  const changes = chooseUnits(mainline, prs, opts.units) === 'prs' ? prs : listCommitChanges(mainline);
+  // Decide on the units from the subjects alone: listing merged branches' commits costs a walk per merge.
+  const units = chooseUnits(mainline, opts.units);
+  const changes = units === 'prs' ? await listMergedPrs(clone, mainline) : listCommitChanges(mainline);
   return { mainline, changes, tracker: detectTracker(mainline, opts.tracker) };
 }
 

@@ -86,8 +86,25 @@ export function listCommitChanges(mainline: readonly MainlineCommit[]): PullRequ
     }));
 }
 
+/** A mainline commit that records a merged GitHub PR (merge commit or squash commit). */
+export function isPrCommit(c: MainlineCommit): boolean {
+  return (c.parents.length >= 2 && MERGE_SUBJECT.test(c.subject)) || (c.parents.length === 1 && SQUASH_SUBJECT.test(c.subject));
+}
+
 /** PRs when the history records them for a good share of its commits, else commits. */
-export function chooseUnits(mainline: readonly MainlineCommit[], prs: readonly PullRequest[], units: 'auto' | 'prs' | 'commits'): 'prs' | 'commits' {
+export function chooseUnits(mainline: readonly MainlineCommit[], units: 'auto' | 'prs' | 'commits'): 'prs' | 'commits' {
   if (units !== 'auto') return units;
-  return prs.length >= 0.3 * Math.max(1, mainline.length - 1) ? 'prs' : 'commits';
+  const prs = mainline.filter(isPrCommit).length;
+  return prs >= 0.3 * Math.max(1, mainline.length - 1) ? 'prs' : 'commits';
+}
+
+/** Files each mainline commit changed (against its first parent), from one streamed `git log`. */
+export async function mainlineFiles(clone: string, branch: string): Promise<Map<string, string[]>> {
+  const out = new Map<string, string[]>();
+  const args = ['log', '--first-parent', '--diff-merges=first-parent', '--no-renames', '--name-only', '--format=%x1e%H', branch];
+  for await (const rec of gitRecords(clone, args, '\x1e')) {
+    const [sha, ...files] = rec.split('\n').filter((l) => l.trim());
+    if (sha) out.set(sha, files);
+  }
+  return out;
 }

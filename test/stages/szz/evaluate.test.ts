@@ -1,0 +1,69 @@
+/**
+ * evaluateSzz on one small history holding four fixes whose inducing commits are known, scored by hand:
+ *
+ * | fix | what happened                                           | oracle  | b-szz predicts | foresight predicts |
+ * |-----|---------------------------------------------------------|---------|----------------|--------------------|
+ * | c1  | A1 wrote the bug, B1 re-indented the file               | A1      | B1             | A1                 |
+ * | c2  | add-only guard inside A2's function                     | A2      | (nothing)      | A2                 |
+ * | c3  | deletes X3's comment, rewrites A3's line                | A3      | A3, X3         | A3                 |
+ * | c4  | rewrites A4's line and A4b's line, both inducing        | A4, A4b | A4, A4b        | one of them        |
+ *
+ * b-szz: 5 predictions, 3 right, 5 oracle pairs: P = R = F1 = 0.6.
+ * foresight: 4 predictions, 4 right, 5 oracle pairs: P = 1, R = 0.8, F1 = 1.6 / 1.8 = 8/9.
+ * Add-only subset (c2): b-szz 0/0/0, foresight 1/1/1.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { evaluateSzz, type OracleEntry } from '../../../stages/szz/evaluate.ts';
+import { gitRepo, type GitRepo } from '../../helpers/git-repo.ts';
+
+describe('evaluateSzz', () => {
+  let repo: GitRepo;
+  let oracle: OracleEntry[];
+  const day = (n: number): string => `2024-03-${String(n).padStart(2, '0')}T08:00:00Z`;
+
+  beforeAll(async () => {
+    repo = await gitRepo();
+    const a1 = await repo.commit({ files: { 'pkg/first.py': 'def first(s):\n  parts = s.split(",")\n  return parts[1]\n' }, message: 'Add first()', date: day(1) });
+    await repo.commit({ files: { 'pkg/first.py': 'def first(s):\n    parts = s.split(",")\n    return parts[1]\n' }, message: 'Reformat first.py', date: day(2) });
+    const ratio = 'def ratio(a, b):\n    total = a + b\n    return a / total\n';
+    const a2 = await repo.commit({ files: { 'pkg/ratio.py': ratio }, message: 'Add ratio()', date: day(3) });
+    const a3 = await repo.commit({ files: { 'pkg/mean.py': 'def mean(xs):\n    return sum(xs) / len(xs) + 1\n' }, message: 'Add mean()', date: day(4) });
+    await repo.commit({ files: { 'pkg/mean.py': 'def mean(xs):\n    # the arithmetic mean\n    return sum(xs) / len(xs) + 1\n' }, message: 'Document mean()', date: day(5) });
+    const a4 = await repo.commit({ files: { 'pkg/calc.py': 'def calc(a, b):\n    s = a - b\n    t = s * 3\n    return t\n' }, message: 'Add calc()', date: day(6) });
+    const a4b = await repo.commit({ files: { 'pkg/calc.py': 'def calc(a, b):\n    s = a - b\n    t = s * 4\n    return t\n' }, message: 'Tune calc()', date: day(7) });
+
+    const c1 = await repo.commit({ files: { 'pkg/first.py': 'def first(s):\n    parts = s.split(",")\n    return parts[0]\n' }, message: 'Fix first()', date: day(8) });
+    const c2 = await repo.commit({
+      files: { 'pkg/ratio.py': 'def ratio(a, b):\n    total = a + b\n    if total == 0:\n        return 0.0\n    return a / total\n' },
+      message: 'Fix ratio() dividing by zero',
+      date: day(9),
+    });
+    const c3 = await repo.commit({ files: { 'pkg/mean.py': 'def mean(xs):\n    return sum(xs) / len(xs)\n' }, message: 'Fix mean()', date: day(10) });
+    const c4 = await repo.commit({ files: { 'pkg/calc.py': 'def calc(a, b):\n    s = a + b\n    t = s * 5\n    return t\n' }, message: 'Fix calc()', date: day(11) });
+    oracle = [
+      { fix: c1, inducing: [a1] },
+      { fix: c2, inducing: [a2] },
+      { fix: c3, inducing: [a3] },
+      { fix: c4, inducing: [a4, a4b] },
+    ];
+  });
+  afterAll(() => repo.remove());
+
+  it('foresight_scores_higher_than_b_szz_on_meta_changes_add_only_fixes_and_comments', async () => {
+    const plain = await evaluateSzz({ clone: repo.dir, oracle, variant: 'b-szz' });
+    const fs = await evaluateSzz({ clone: repo.dir, oracle, variant: 'foresight' });
+
+    expect(plain.all).toMatchObject({ variant: 'b-szz', fixes: 4, predictions: 5, truePositives: 3, oraclePairs: 5 });
+    expect(plain.all.precision).toBeCloseTo(0.6, 12);
+    expect(plain.all.recall).toBeCloseTo(0.6, 12);
+    expect(plain.all.f1).toBeCloseTo(0.6, 12);
+
+    expect(fs.all).toMatchObject({ variant: 'foresight', fixes: 4, predictions: 4, truePositives: 4, oraclePairs: 5, precision: 1 });
+    expect(fs.all.recall).toBeCloseTo(0.8, 12);
+    expect(fs.all.f1).toBeCloseTo(8 / 9, 12);
+    expect(fs.all.f1).toBeGreaterThan(plain.all.f1);
+
+    expect(plain.addOnly).toMatchObject({ fixes: 1, predictions: 0, truePositives: 0, oraclePairs: 1, precision: 0, recall: 0, f1: 0 });
+    expect(fs.addOnly).toMatchObject({ fixes: 1, predictions: 1, truePositives: 1, oraclePairs: 1, precision: 1, recall: 1, f1: 1 });
+  });
+});
