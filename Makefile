@@ -5,8 +5,9 @@ CLONE ?=
 FORESIGHT = node_modules/.bin/tsx pipeline/bin.ts
 CLONE_FLAG = $(if $(CLONE),--clone $(CLONE),)
 VITEST_ARGS ?=
+ORACLE ?=
 
-.PHONY: setup demo test mine stage publish typecheck bench clean-demo
+.PHONY: setup demo test mine stage typecheck bench bench-szz clean-demo
 
 setup:
 	@bash scripts/setup.sh
@@ -29,6 +30,12 @@ mine: setup
 stage: setup
 	@test -n "$(STAGE)" || { echo "make stage: set STAGE to one of discover szz extract validate judge emit" >&2; exit 2; }
 	@$(FORESIGHT) run --repo $(REPO) $(CLONE_FLAG) --from $(STAGE)
+
+## Benchmarks (bench/README.md): discover+szz vs a B-SZZ baseline in the same run.
+bench: bench-szz
+
+bench-szz: setup
+	@node_modules/.bin/tsx bench/szz.ts $(if $(CLONE),--clone $(CLONE),) $(if $(filter-out demo/minilib,$(REPO)),--repo $(REPO),) $(if $(ORACLE),--oracle $(ORACLE),)
 
 typecheck:
 	@node_modules/.bin/tsc --noEmit -p .

@@ -4,6 +4,7 @@ import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { makeDemoRepo } from '../scripts/make-demo-repo.ts';
 import { repoDataDir } from './artifacts.ts';
+import { ensureClone } from './clone.ts';
 import { loadConfig } from './config.ts';
 import { errorMessage, ForesightError } from './errors.ts';
 import { createLogger } from './log.ts';
@@ -32,22 +33,13 @@ function repoName(name: string): string {
   return name;
 }
 
-function clonePath(opts: CommonOpts): string {
-  const clone = opts.clone ? resolve(opts.clone) : join(repoDataDir(resolve(opts.data), opts.repo), 'clone');
-  if (!existsSync(clone)) {
-    throw new ForesightError(`no clone of ${opts.repo} at ${clone}`, {
-      remedy: `clone it there (git clone <url> ${clone}) or pass --clone PATH (make mine CLONE=PATH)`,
-    });
-  }
-  return clone;
-}
-
 async function execute(opts: CommonOpts, part: { from?: StageName; only?: StageName }): Promise<void> {
   const log = createLogger({ level: opts.verbose ? 'debug' : 'info', quiet: opts.quiet });
   const abort = new AbortController();
   process.once('SIGINT', () => abort.abort(new ForesightError('interrupted', { remedy: 'rerun the same command: finished items are kept' })));
   const dataRoot = resolve(opts.data);
-  const repo = { name: repoName(opts.repo), clone: clonePath(opts) };
+  const name = repoName(opts.repo);
+  const repo = { name, clone: await ensureClone({ repo: name, dataRoot, explicit: opts.clone, log }) };
   const results = await runPipeline({ dataRoot, repo, config: loadConfig(), log, ...part, force: opts.force, signal: abort.signal });
   if (results.every((r) => r.outcome === 'up-to-date')) log.info('nothing to do: every stage is up to date');
   if (results.some((r) => r.stage === 'emit')) process.stdout.write((await summarize(dataRoot, repo.name)) + '\n');
@@ -58,7 +50,7 @@ function withCommon(cmd: Command, repoRequired = true): Command {
   if (repoRequired) repo.makeOptionMandatory();
   return cmd
     .addOption(repo)
-    .option('--clone <path>', 'local clone to read (default: data/<owner>__<name>/clone)')
+    .option('--clone <path>', 'local clone to read (default: data/<owner>__<name>/clone, cloned on first use)')
     .option('--data <dir>', 'artifact root', process.env.FORESIGHT_DATA ?? 'data')
     .option('--force', 'rerun even when inputs are unchanged')
     .option('-v, --verbose', 'debug output on the terminal')

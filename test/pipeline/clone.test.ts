@@ -1,0 +1,143 @@
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { cloneUrl, ensureClone } from '../../pipeline/clone.ts';
+import { ForesightError } from '../../pipeline/errors.ts';
+import { makeDemoRepo } from '../../scripts/make-demo-repo.ts';
+import { recordingLogger } from '../helpers/fake-github.ts';
+
+const run = promisify(execFile);
+const git = async (cwd: string, ...args: string[]): Promise<string> => (await run('git', args, { cwd })).stdout.trim();
+
+/** A port on 127.0.0.1 that nothing listens on (opened, then closed). */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+describe('ensureClone', () => {
+  let root: string;
+  /** The generated demo repository (the source of the bare copy). */
+  let demo: string;
+  let head: string;
+  let commits: number;
+  /** A directory holding <remotes>/demo/minilib.git: FORESIGHT_GIT_URL = file://<remotes>. */
+  let remotes: string;
+  let gitUrl: string;
+  const envBefore = { ...process.env };
+
+  beforeAll(async () => {
+    root = await mkdtemp(join(tmpdir(), 'foresight-clone-'));
+    demo = join(root, 'demo-src');
+    ({ head } = await makeDemoRepo(demo));
+    commits = Number(await git(demo, 'rev-list', '--count', '--all'));
+    remotes = join(root, 'remotes');
+    await mkdir(join(remotes, 'demo'), { recursive: true });
+    await git(root, 'clone', '--quiet', '--bare', demo, join(remotes, 'demo', 'minilib.git'));
+    gitUrl = `file://${remotes}`;
+  });
+  afterAll(async () => {
+    await rm(root, { recursive: true, force: true });
+    expect(process.env).toEqual(envBefore);
+  });
+  afterEach(() => {
+    vi.unstubAllEnvs();
+  });
+
+  it('builds the URL from FORESIGHT_GIT_URL (trailing slashes dropped), GitHub by default', () => {
+    expect(cloneUrl('demo/minilib', {})).toBe('https://github.com/demo/minilib.git');
+    expect(cloneUrl('demo/minilib', { FORESIGHT_GIT_URL: `${gitUrl}//` })).toBe(`${gitUrl}/demo/minilib.git`);
+  });
+
+  it('clones owner/name from FORESIGHT_GIT_URL into data/<owner>__<name>/clone with full history and no checkout, then reuses it', async () => {
+    const dataRoot = join(root, 'data-first');
+    const log = recordingLogger();
+    // Read from process.env when no env is passed, as the CLI does.
+    vi.stubEnv('FORESIGHT_GIT_URL', gitUrl);
+    const path = await ensureClone({ repo: 'demo/minilib', dataRoot, log });
+    expect(path).toBe(join(dataRoot, 'demo__minilib', 'clone'));
+    // Full history: every commit of the source, the same head, and not shallow.
+    expect(await git(path, 'rev-parse', 'HEAD')).toBe(head);
+    expect(Number(await git(path, 'rev-list', '--count', '--all'))).toBe(commits);
+    expect(await git(path, 'rev-parse', '--is-shallow-repository')).toBe('false');
+    // No checkout: nothing but .git in the work tree.
+    expect(await readdir(path)).toEqual(['.git']);
+    expect(existsSync(`${path}.incomplete`)).toBe(false);
+    expect(log.lines.filter((l) => /^cloning /.test(l.msg))).toHaveLength(1);
+    expect(log.lines[0]!.msg).toContain(`${gitUrl}/demo/minilib.git`);
+
+    // The second call clones nothing: it still works with the remote gone.
+    await rm(join(remotes, 'demo', 'minilib.git'), { recursive: true, force: true });
+    try {
+      const again = await ensureClone({ repo: 'demo/minilib', dataRoot, log });
+      expect(again).toBe(path);
+      expect(log.lines.filter((l) => /^cloning /.test(l.msg))).toHaveLength(1);
+      expect(await git(again, 'rev-parse', 'HEAD')).toBe(head);
+    } finally {
+      await git(root, 'clone', '--quiet', '--bare', demo, join(remotes, 'demo', 'minilib.git'));
+    }
+  });
+
+  it('takes an explicit env over process.env', async () => {
+    vi.stubEnv('FORESIGHT_GIT_URL', `file://${join(root, 'nowhere')}`);
+    const dataRoot = join(root, 'data-env');
+    const path = await ensureClone({ repo: 'demo/minilib', dataRoot, log: recordingLogger(), env: { FORESIGHT_GIT_URL: gitUrl } });
+    expect(await git(path, 'rev-parse', 'HEAD')).toBe(head);
+  });
+
+  it('uses an explicit path as is, cloning nothing', async () => {
+    const dataRoot = join(root, 'data-explicit');
+    const log = recordingLogger();
+    // Relative to the working directory, resolved.
+    const rel = relative(process.cwd(), demo);
+    expect(await ensureClone({ repo: 'demo/minilib', dataRoot, explicit: rel, log, env: { FORESIGHT_GIT_URL: gitUrl } })).toBe(demo);
+    expect(await ensureClone({ repo: 'demo/minilib', dataRoot, explicit: demo, log, env: { FORESIGHT_GIT_URL: gitUrl } })).toBe(demo);
+    expect(existsSync(dataRoot)).toBe(false);
+    expect(log.lines).toEqual([]);
+  });
+
+  it('rejects a missing explicit path with a ForesightError naming CLONE', async () => {
+    const dataRoot = join(root, 'data-missing');
+    const missing = join(root, 'no-such-clone');
+    const err = await ensureClone({ repo: 'demo/minilib', dataRoot, explicit: missing, log: recordingLogger(), env: { FORESIGHT_GIT_URL: gitUrl } }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ForesightError);
+    const fe = err as ForesightError;
+    expect(fe.message).toContain(missing);
+    expect(fe.remedy).toContain('CLONE=');
+    expect(fe.oneLine()).toContain('CLONE');
+    // It never falls back to cloning.
+    expect(existsSync(dataRoot)).toBe(false);
+  });
+
+  it.each([
+    ['a missing repository', async () => `file://${join(root, 'nowhere')}`, /does not appear to be a git repository|not found|No such file/i],
+    ['a refused connection', async () => `http://127.0.0.1:${await closedPort()}`, /unable to access .*(Failed to connect|Connection refused|Couldn't connect)/i],
+  ])('reports %s as a ForesightError carrying git\'s reason, and leaves no clone behind', async (_what, base, reason) => {
+    const dataRoot = join(root, `data-unreachable-${Math.random().toString(36).slice(2)}`);
+    const url = await base();
+    const err = await ensureClone({ repo: 'demo/minilib', dataRoot, log: recordingLogger(), env: { FORESIGHT_GIT_URL: url } }).catch(
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(ForesightError);
+    const fe = err as ForesightError;
+    expect(fe.external).toBe(true);
+    expect(fe.message).toMatch(new RegExp(`^could not clone ${url.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/demo/minilib\\.git: `));
+    expect(fe.message).toMatch(reason);
+    // git's reason, one line: no "fatal:" prefix, no stack trace.
+    expect(fe.message).not.toContain('\n');
+    expect(fe.message).not.toMatch(/fatal:|\bat .*\.(?:js|ts):\d+/);
+    expect(fe.oneLine()).toContain('CLONE=');
+    const dir = join(dataRoot, 'demo__minilib');
+    expect(existsSync(join(dir, 'clone'))).toBe(false);
+    expect(existsSync(join(dir, 'clone.incomplete'))).toBe(false);
+  });
+});
