@@ -47,7 +47,7 @@ async function targetsFor(clone: string, base: string, f: FixedLines, variant: S
   if (variant === 'b-szz') return f.removed.map((r) => ({ line: r.line, weight: 1 }));
   if (!addOnly) return f.removed.filter((r) => !isBlankOrComment(r.text, f.file)).map((r) => ({ line: r.line, weight: 1 }));
   // A fix that only adds lines (a new guard, a missing case): the defect lives in the code around the
-  // insertion. Blame the enclosing function, each hunk worth one line, the lines next to it counting most.
+  // insertion. Blame the enclosing function, each hunk worth one line, the lines it guards counting most.
   const text = await git(clone, ['show', `${base}:${f.file}`]);
   const lines = text.split('\n');
   const targets: Target[] = [];
@@ -56,7 +56,8 @@ async function targetsFor(clone: string, base: string, f: FixedLines, variant: S
     const body: number[] = [];
     for (let l = block.start; l <= block.end; l++) if (!isBlankOrComment(lines[l - 1] ?? '', f.file)) body.push(l);
     if (!body.length) continue;
-    const near = new Set([anchor, anchor + 1]);
+    // The guarded lines, just below the insertion, count for half; the rest of the function for the other half.
+    const near = new Set([anchor + 1, anchor + 2]);
     const nearCount = body.filter((l) => near.has(l)).length;
     for (const l of body) targets.push({ line: l, weight: near.has(l) ? 0.5 / nearCount : (nearCount ? 0.5 : 1) / (body.length - nearCount) });
   }
