@@ -7,7 +7,7 @@ CLONE_FLAG = $(if $(CLONE),--clone $(CLONE),)
 VITEST_ARGS ?=
 ORACLE ?=
 
-.PHONY: setup demo test mine stage typecheck bench bench-szz clean-demo
+.PHONY: setup demo test mine stage typecheck bench bench-szz bench-validate clean-demo
 
 setup:
 	@bash scripts/setup.sh
@@ -32,10 +32,13 @@ stage: setup
 	@$(FORESIGHT) run --repo $(REPO) $(CLONE_FLAG) --from $(STAGE)
 
 ## Benchmarks (bench/README.md): discover+szz vs a B-SZZ baseline in the same run.
-bench: bench-szz
+bench: bench-szz bench-validate
 
 bench-szz: setup
 	@node_modules/.bin/tsx bench/szz.ts $(if $(CLONE),--clone $(CLONE),) $(if $(filter-out demo/minilib,$(REPO)),--repo $(REPO),) $(if $(ORACLE),--oracle $(ORACLE),)
+
+bench-validate: setup
+	@node_modules/.bin/tsx bench/validate.ts $(if $(CLONE),--clone $(CLONE),) $(if $(filter-out demo/minilib,$(REPO)),--repo $(REPO),)
 
 typecheck:
 	@node_modules/.bin/tsc --noEmit -p .

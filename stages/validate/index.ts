@@ -2,22 +2,11 @@ import { resolve } from 'node:path';
 import type { StageDef } from '../../pipeline/stage.ts';
 import { git } from '../../pipeline/git.ts';
 import { ExtractedChainSchema, type ExtractedChain } from '../extract/schema.ts';
-import { aggregateRuns, type StateRequest } from './aggregate-runs.ts';
 import { computeSets } from './compute-sets.ts';
-import { assertDockerReachable, connectDocker, ensureImage, openChainEnv, removeStaleContainers } from './env/docker.ts';
+import { assertDockerReachable, connectDocker, ensureImage, openChainEnv, removeStaleContainers, type ChainEnv } from './env/docker.ts';
+import { runChainStates, type ChainCost } from './run-chain.ts';
 import { getRunner } from './runners/registry.ts';
 import { STATE_NAMES, ValidatedChainSchema, type StateName, type StateResult, type ValidatedChain } from './schema.ts';
-
-/** The five states of a chain (definitions.md). */
-export function stateRequests(c: ExtractedChain): StateRequest[] {
-  return [
-    { name: 'S1', checkout: c.pr1_base, overlay: c.pr1_head, testFiles: c.pr1_test_files },
-    { name: 'S2', checkout: c.pr1_head, overlay: null, testFiles: c.pr1_test_files },
-    { name: 'S3', checkout: c.pr1_head, overlay: c.pr2_head, testFiles: c.anticipation_test_files },
-    { name: 'S4', checkout: c.pr2_base, overlay: c.pr2_head, testFiles: c.anticipation_test_files },
-    { name: 'S5', checkout: c.pr2_head, overlay: null, testFiles: c.anticipation_test_files },
-  ];
-}
 
 const EMPTY_SETS = {
   states: [],
@@ -57,38 +46,48 @@ export const validateStage: StageDef<ExtractedChain, ValidatedChain> = {
       chains,
       { id: (c) => c.instance_id, label: 'validating chains', concurrency: cfg.jobs },
       async (chain): Promise<ValidatedChain> => {
-        if (chain.excluded) return { ...chain, ...EMPTY_SETS };
-        const env = await openChainEnv({
-          gitDir,
-          image: cfg.image,
-          runner,
-          memoryBytes: cfg.memoryMiB * 1024 * 1024,
-          pidsLimit: cfg.pidsLimit,
-          nanoCpus: Math.round(cfg.cpus * 1e9),
-          runTimeoutSec: cfg.timeoutSec,
-        });
-        const states = {} as Record<StateName, StateResult>;
+        if (chain.excluded) return { ...chain, ...EMPTY_SETS, cost: null };
+        const started = Date.now();
+        let env: ChainEnv | undefined;
+        let containerStarts = 0;
         try {
-          for (const req of stateRequests(chain)) {
-            const runs = [];
-            for (let i = 0; i < cfg.runs; i++) {
-              ctx.signal.throwIfAborted();
-              const run = await env.runState({ checkout: req.checkout, overlay: req.overlay, testFiles: req.testFiles });
-              runs.push(run);
-              if (!run.ok || run.timedOut) break; // a broken state is not retried into a pass
-            }
-            states[req.name] = aggregateRuns(req, runs);
-          }
+          const { states, cost } = await runChainStates({
+            chain,
+            runs: cfg.runs,
+            signal: ctx.signal,
+            envFor: async () => {
+              env ??= await openChainEnv({
+                gitDir,
+                image: cfg.image,
+                runner,
+                memoryBytes: cfg.memoryMiB * 1024 * 1024,
+                pidsLimit: cfg.pidsLimit,
+                nanoCpus: Math.round(cfg.cpus * 1e9),
+                runTimeoutSec: cfg.timeoutSec,
+              });
+              containerStarts = 1;
+              return env;
+            },
+          });
+          return finish(chain, states, { ...cost, containerStarts, wallMs: Date.now() - started });
         } finally {
-          await env.close();
+          await env?.close();
         }
-        const { exclusion, ...sets } = computeSets(states);
-        ctx.log.debug(`${chain.instance_id}: ${exclusion ? `excluded (${exclusion.reason})` : 'gradeable'}`);
-        return { ...chain, ...sets, states: STATE_NAMES.map((n) => states[n]), excluded: exclusion, gradeable: exclusion === null };
       },
     );
-    const counts: Record<string, number> = { chains: items.length, gradeable: items.filter((i) => i.gradeable).length };
+    const counts: Record<string, number> = {
+      chains: items.length,
+      gradeable: items.filter((i) => i.gradeable).length,
+      container_starts: items.reduce((a, i) => a + (i.cost?.containerStarts ?? 0), 0),
+      exec_ms: items.reduce((a, i) => a + (i.cost?.execMs ?? 0), 0),
+      chain_wall_ms: items.reduce((a, i) => a + (i.cost?.wallMs ?? 0), 0),
+    };
     for (const i of items) if (i.excluded) counts[`excluded_${i.excluded.reason}`] = (counts[`excluded_${i.excluded.reason}`] ?? 0) + 1;
     return { items, stats: counts };
   },
 };
+
+function finish(chain: ExtractedChain, states: Record<StateName, StateResult>, cost: ChainCost): ValidatedChain {
+  const { exclusion, ...sets } = computeSets(states);
+  return { ...chain, ...sets, states: STATE_NAMES.map((n) => states[n]), excluded: exclusion, gradeable: exclusion === null, cost };
+}

@@ -40,5 +40,7 @@ export const ValidatedChainSchema = ExtractedChainSchema.extend({
   anticipation_not_gradeable: TestList,
   /** FAIL_TO_PASS, PASS_TO_PASS and ANTICIPATION_FAIL_TO_PASS non-empty and every state ran. */
   gradeable: z.boolean(),
+  /** What validating it cost (null when it was not validated). */
+  cost: z.object({ containerStarts: z.number().int(), execMs: z.number(), wallMs: z.number() }).nullable(),
 });
 export type ValidatedChain = z.infer<typeof ValidatedChainSchema>;

@@ -1,0 +1,46 @@
+/**
+ * Benchmark: validate's wall time against the time spent running tests inside containers (the
+ * baseline, measured in the same run; goal ≤ 1.25), container starts per chain, images built.
+ *
+ *   make bench-validate [CLONE=/path/to/clone REPO=owner/name]   (default: the generated demo)
+ */
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { stageDir } from '../pipeline/artifacts.ts';
+import { loadConfig } from '../pipeline/config.ts';
+import { createLogger } from '../pipeline/log.ts';
+import { runPipeline } from '../pipeline/pipeline.ts';
+import { makeDemoRepo } from '../scripts/make-demo-repo.ts';
+import { connectDocker } from '../stages/validate/env/docker.ts';
+
+const { values } = parseArgs({ options: { clone: { type: 'string' }, repo: { type: 'string' }, jobs: { type: 'string' } } });
+const work = await mkdtemp(join(tmpdir(), 'foresight-bench-validate-'));
+const clone = values.clone ? resolve(values.clone) : join(work, 'demo');
+if (!values.clone) await makeDemoRepo(clone);
+const repo = values.repo ?? (values.clone ? 'bench/repo' : 'demo/minilib');
+const env = { ...process.env, FORESIGHT_OFFLINE: '1', ...(values.jobs ? { FORESIGHT_JOBS: values.jobs } : {}) };
+const config = loadConfig(env);
+const log = createLogger({ level: 'warn' });
+const dataRoot = join(work, 'data');
+const opts = { dataRoot, repo: { name: repo, clone }, config, log };
+
+for (const only of ['discover', 'szz', 'extract'] as const) await runPipeline({ ...opts, only });
+const docker = connectDocker();
+const imagesBefore = new Set((await docker.listImages()).map((i) => i.Id));
+const t0 = performance.now();
+await runPipeline({ ...opts, only: 'validate', force: true });
+const wall = performance.now() - t0;
+const built = (await docker.listImages()).filter((i) => !imagesBefore.has(i.Id)).length;
+
+const manifest = JSON.parse(await readFile(join(stageDir(dataRoot, repo, 'validate'), 'manifest.json'), 'utf8')) as { stats: Record<string, number> };
+const st = manifest.stats;
+const chainsRun = Math.max(1, st.container_starts ?? 0);
+console.log(`repository: ${repo}; chains: ${st.chains}, validated in containers: ${st.container_starts}, runs per state: ${config.validate.runs}, jobs: ${config.validate.jobs}`);
+console.log(`validate wall time: ${(wall / 1000).toFixed(1)} s`);
+console.log(`in-container test time (baseline): ${((st.exec_ms ?? 0) / 1000).toFixed(1)} s`);
+console.log(`ratio wall / in-container (goal ≤ 1.25 at jobs=1): ${(wall / Math.max(1, st.exec_ms ?? 1)).toFixed(2)}`);
+console.log(`container starts per validated chain: ${((st.container_starts ?? 0) / chainsRun).toFixed(2)}`);
+console.log(`images built during the run: ${built}`);
+await rm(work, { recursive: true, force: true });
