@@ -13,18 +13,28 @@ export function stageDir(dataRoot: string, repo: string, stage: string): string 
   return join(repoDataDir(dataRoot, repo), stage);
 }
 
-/** Write a file atomically: a reader sees the old content or the new, never half. */
+let tmpCounter = 0;
+
+/**
+ * Write a file atomically: a reader sees the old content or the new, never half. The temp file's
+ * name is unique, so concurrent writers of one path cannot corrupt each other.
+ */
 export async function writeAtomic(path: string, content: string | Uint8Array): Promise<void> {
   await mkdir(dirname(path), { recursive: true });
-  const tmp = `${path}.incomplete`;
-  const fh = await open(tmp, 'w');
+  const tmp = `${path}.${process.pid}-${++tmpCounter}.incomplete`;
   try {
-    await fh.writeFile(content);
-    await fh.sync();
-  } finally {
-    await fh.close();
+    const fh = await open(tmp, 'w');
+    try {
+      await fh.writeFile(content);
+      await fh.sync();
+    } finally {
+      await fh.close();
+    }
+    await rename(tmp, path);
+  } catch (err) {
+    await rm(tmp, { force: true });
+    throw err;
   }
-  await rename(tmp, path);
 }
 
 export function toJsonl(items: readonly unknown[]): string {

@@ -1,6 +1,6 @@
-import { createHash, randomBytes } from 'node:crypto';
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { ForesightError } from '../../../pipeline/errors.ts';
 import type { Logger } from '../../../pipeline/log.ts';
 
@@ -196,18 +196,10 @@ class Limiter {
   }
 }
 
-/** Write a file atomically: a temp file in the same folder, then rename over the target. */
-export async function writeFileAtomic(path: string, data: string): Promise<void> {
-  await mkdir(dirname(path), { recursive: true });
-  const tmp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
-  try {
-    await writeFile(tmp, data);
-    await rename(tmp, path);
-  } catch (err) {
-    await rm(tmp, { force: true });
-    throw err;
-  }
-}
+/** Shared with every other artifact writer. */
+import { writeAtomic as writeFileAtomic } from '../../../pipeline/artifacts.ts';
+
+export { writeFileAtomic };
 
 export class HttpCache {
   readonly stats: HttpCacheStats = { requests: 0, notModified: 0, fresh: 0, retries: 0, stale: 0 };

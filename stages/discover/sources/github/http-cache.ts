@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
+import { writeAtomic } from '../../../../pipeline/artifacts.ts';
 import { join } from 'node:path';
 import type { Octokit } from '@octokit/rest';
 
-let writes = 0;
 
 /**
  * JSON documents on disk, one file per key (named by the key's sha256, so nothing of the key leaks into
@@ -26,11 +26,7 @@ export class JsonStore {
   }
 
   async put(key: string, value: unknown): Promise<void> {
-    const file = this.file(key);
-    await mkdir(this.dir, { recursive: true });
-    const tmp = `${file}.${process.pid}-${++writes}.incomplete`;
-    await writeFile(tmp, JSON.stringify(value));
-    await rename(tmp, file);
+    await writeAtomic(this.file(key), JSON.stringify(value));
   }
 }
 
