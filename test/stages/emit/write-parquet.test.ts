@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ForesightError } from '../../../pipeline/errors.ts';
+import { datasetCard } from '../../../stages/emit/dataset-card.ts';
 import {
   readParquetRowCount,
   readParquetTable,
@@ -245,25 +246,8 @@ describe('writeParquet → Hugging Face datasets', () => {
     const verifiedRows = testRows.filter((r) => r.verified);
     await writeParquet(join(repo, 'data', 'test-00000-of-00001.parquet'), cols, testRows);
     await writeParquet(join(repo, 'verified', 'verified-00000-of-00001.parquet'), cols, verifiedRows);
-    await writeFile(
-      join(repo, 'README.md'),
-      [
-        '---',
-        'configs:',
-        '- config_name: default',
-        '  data_files:',
-        '  - split: test',
-        '    path: data/test-*',
-        '- config_name: verified',
-        '  data_files:',
-        '  - split: verified',
-        '    path: verified/verified-*',
-        '---',
-        '',
-        '# foresight test fixture',
-        '',
-      ].join('\n'),
-    );
+    // The card emit writes, so a change to its configs is caught by the real datasets loader.
+    await writeFile(join(repo, 'README.md'), datasetCard({ repo: 'acme/widgets', testRows, verifiedRows, foresightVersion: 'test' }));
     expect((await readdir(repo)).sort()).toEqual(['README.md', 'data', 'verified']);
 
     const started = Date.now();
