@@ -24,7 +24,7 @@ test: setup
 
 ## Mine a repository: make mine REPO=owner/name [CLONE=path/to/local/clone]
 mine: setup
-	@$(FORESIGHT) run --repo $(REPO) $(CLONE_FLAG)
+	@$(FORESIGHT) run --repo $(REPO) $(CLONE_FLAG) $(if $(SINCE),--since $(SINCE),) $(if $(UNTIL),--until $(UNTIL),)
 
 ## Rerun one stage and those after it on cached artifacts: make stage STAGE=validate [REPO=owner/name]
 stage: setup

@@ -19,6 +19,8 @@ export const DEMO_REPO = 'demo/minilib';
 
 interface CommonOpts {
   repo: string;
+  since?: string;
+  until?: string;
   jobs?: string;
   runs?: string;
   clone?: string;
@@ -43,7 +45,8 @@ async function execute(opts: CommonOpts, part: { from?: StageName; only?: StageN
   const name = repoName(opts.repo);
   const repo = { name, clone: await ensureClone({ repo: name, dataRoot, explicit: opts.clone, log }) };
   // Flags override the environment's FORESIGHT_* settings.
-  const env = { ...process.env, ...(opts.jobs ? { FORESIGHT_JOBS: opts.jobs } : {}), ...(opts.runs ? { FORESIGHT_RUNS: opts.runs } : {}) };
+  const env = { ...process.env, ...(opts.jobs ? { FORESIGHT_JOBS: opts.jobs } : {}), ...(opts.runs ? { FORESIGHT_RUNS: opts.runs } : {}),
+    ...(opts.since ? { FORESIGHT_SINCE: opts.since } : {}), ...(opts.until ? { FORESIGHT_UNTIL: opts.until } : {}) };
   const results = await runPipeline({ dataRoot, repo, config: loadConfig(env), log, ...part, force: opts.force, signal: abort.signal });
   if (results.every((r) => r.outcome === 'up-to-date')) log.info('nothing to do: every stage is up to date');
   if (results.some((r) => r.stage === 'emit')) process.stdout.write((await summarize(dataRoot, repo.name)) + '\n');
@@ -57,6 +60,8 @@ function withCommon(cmd: Command, repoRequired = true): Command {
     .option('--clone <path>', 'local clone to read (default: data/<owner>__<name>/clone, cloned on first use)')
     .option('--data <dir>', 'artifact root', process.env.FORESIGHT_DATA ?? 'data')
     .option('--force', 'rerun even when inputs are unchanged')
+    .option('--since <date>', 'only fixes merged on or after this date (FORESIGHT_SINCE)')
+    .option('--until <date>', 'only fixes merged before this date (FORESIGHT_UNTIL)')
     .option('--jobs <n>', 'chains validated at once (FORESIGHT_JOBS)')
     .option('--runs <n>', 'repetitions of each test state, for flakiness (FORESIGHT_RUNS)')
     .option('-v, --verbose', 'debug output on the terminal')

@@ -12,6 +12,9 @@ export const ConfigSchema = z.object({
     tracker: z.enum(['auto', 'github', 'trac']).default('auto'),
     /** Only the git history: no GitHub, Trac or advisory requests (the demo, air-gapped runs). */
     offline: z.boolean().default(false),
+    /** Only fixes (PR2s) merged in [since, until): bounds the work on a long history. ISO dates. */
+    since: z.string().nullable().default(null),
+    until: z.string().nullable().default(null),
   }),
   szz: z.object({
     /** Blame jobs run at once. */
@@ -46,9 +49,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     if (!Number.isFinite(n)) throw new ForesightError(`${name}=${v} is not a number`, { remedy: `set ${name} to a number or unset it` });
     return n;
   };
+  const date = (name: string): string | undefined => {
+    const v = env[name];
+    if (!v) return undefined;
+    if (Number.isNaN(Date.parse(v))) throw new ForesightError(`${name}=${v} is not a date`, { remedy: `set ${name} to an ISO date such as 2023-01-01, or unset it` });
+    return new Date(v).toISOString();
+  };
   const llm = Boolean(env.FORESIGHT_LLM_BASE_URL);
   const raw = {
-    discover: { branch: env.FORESIGHT_BRANCH || undefined, units: env.FORESIGHT_UNITS || undefined, tracker: env.FORESIGHT_TRACKER || undefined, offline: env.FORESIGHT_OFFLINE === '1' || undefined },
+    discover: { branch: env.FORESIGHT_BRANCH || undefined, units: env.FORESIGHT_UNITS || undefined, tracker: env.FORESIGHT_TRACKER || undefined, offline: env.FORESIGHT_OFFLINE === '1' || undefined, since: date('FORESIGHT_SINCE'), until: date('FORESIGHT_UNTIL') },
     szz: { concurrency: num('FORESIGHT_SZZ_CONCURRENCY') },
     validate: {
       image: env.FORESIGHT_IMAGE || undefined,

@@ -74,7 +74,10 @@ export const discoverStage: StageDef<never, Candidate> = {
 
     const files = await mainlineFiles(repo.clone, config.discover.branch);
     const candidates: Candidate[] = [];
+    const { since, until } = config.discover;
+    const inWindow = (at: string): boolean => (!since || at >= since) && (!until || at < until);
     for (const change of listed.changes) {
+      if (!inWindow(new Date(change.mergedAt).toISOString())) continue;
       const pr2 = numbers.has(change.id) ? { ...change, number: numbers.get(change.id)! } : change;
       const refs = references.get(change.id) ?? [];
       const advs = advisories.get(change.id) ?? [];
