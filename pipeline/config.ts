@@ -21,7 +21,9 @@ export const ConfigSchema = z.object({
     concurrency: z.number().int().positive().default(4),
   }),
   validate: z.object({
-    image: z.string().default('foresight-base:bookworm'),
+    /** One image for every chain (no environment tier); null: images built per recipe and era. */
+    image: z.string().nullable().default(null),
+    /** The runner when the image is given explicitly (a recipe names its own otherwise). */
     runner: z.string().default('pytest'),
     /** Each state is run this many times; a test whose outcome changes is flaky. */
     runs: z.number().int().min(1).default(3),

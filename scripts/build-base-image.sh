@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Build the offline base image from Debian packages with debootstrap (no image registry needed):
-# bookworm minbase + python3 (with venv, pip and pytest) + git + ca-certificates.
+# bookworm minbase + python3 (with venv, pip and pytest) + git + ca-certificates. python3-wheel-whl puts
+# wheel 0.38 beside setuptools 66 in /usr/share/python-wheels: the build tools of 2023, for projects
+# that pin an old setuptools (`pip install --no-build-isolation` with them in the venv).
 #
 # The image is tagged foresight-base:<recipe> where <recipe> is the first 16 hex digits of this
 # file's sha256 (so editing the package list or the build steps builds a new image), and ALIAS
@@ -11,7 +13,7 @@
 #        scripts/build-base-image.sh --print-tag     # print foresight-base:<recipe> and exit
 set -euo pipefail
 self="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/$(basename "${BASH_SOURCE[0]}")"
-packages=python3,python3-venv,python3-pip,python3-pytest,git,ca-certificates
+packages=python3,python3-venv,python3-pip,python3-pytest,python3-wheel-whl,git,ca-certificates
 recipe=$(sha256sum "$self" | cut -c1-16)
 tag="foresight-base:$recipe"
 if [ "${1:-}" = "--print-tag" ]; then echo "$tag"; exit 0; fi

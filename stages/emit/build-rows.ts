@@ -1,12 +1,11 @@
 import type { JudgedChain } from '../judge/schema.ts';
 
 export interface RowContext {
+  /** The image when none is recorded on the chain (an explicit FORESIGHT_IMAGE). */
   image: string;
   repoPath: string;
-  runner: string;
-  installCmd: string;
-  testCmd: string;
-  runHelper: string;
+  /** Runner name -> its test command and in-container helper. */
+  runners: ReadonlyMap<string, { testCmd: string; script: string }>;
 }
 
 const json = (v: unknown): string => JSON.stringify(v);
@@ -49,12 +48,12 @@ function common(c: JudgedChain, ctx: RowContext): Record<string, unknown> {
     FAIL_TO_PASS: json(c.FAIL_TO_PASS),
     PASS_TO_PASS: json(c.PASS_TO_PASS),
     ANTICIPATION_FAIL_TO_PASS: json(c.ANTICIPATION_FAIL_TO_PASS),
-    docker_image: ctx.image,
+    docker_image: c.env_image_pr1 ?? ctx.image,
     repo_path: ctx.repoPath,
-    runner: ctx.runner,
-    install_cmd: ctx.installCmd,
-    test_cmd: ctx.testCmd,
-    run_helper: ctx.runHelper,
+    runner: c.runner,
+    install_cmd: c.install_cmd,
+    test_cmd: ctx.runners.get(c.runner)?.testCmd ?? '',
+    run_helper: ctx.runners.get(c.runner)?.script ?? '',
     created_at: c.created_at,
     pr2_created_at: c.pr2_created_at,
     gap_days: c.gap_days,
@@ -106,9 +105,9 @@ export function verifiedRow(c: JudgedChain, ctx: RowContext): Record<string, unk
     attribution_verdict: v.attribution ? json(v.attribution) : null,
     fairness_verdicts: json(v.fairness),
     fairness_consensus: v.fairness.length ? (v.fairness.every((f) => f.pass) ? 'pass' : 'fail') : null,
-    env_image_pr1: ctx.image,
-    env_image_pr2: ctx.image,
-    image_tier: 'base',
+    env_image_pr1: c.env_image_pr1 ?? ctx.image,
+    env_image_pr2: c.env_image_pr2 ?? ctx.image,
+    image_tier: c.env_image_pr1 === null ? 'base' : 'env',
     // null means "not collected" (git history only), [] means "collected, none".
     pr_comments: c.pr_comments === null ? null : json(c.pr_comments),
     linked_issues: c.linked_issues === null ? null : json(c.linked_issues),

@@ -3,7 +3,7 @@ import { toJsonl, writeAtomic } from '../../pipeline/artifacts.ts';
 import type { StageDef } from '../../pipeline/stage.ts';
 import { FORESIGHT_VERSION } from '../../pipeline/version.ts';
 import { JudgedChainSchema, type JudgedChain } from '../judge/schema.ts';
-import { getRunner } from '../validate/runners/registry.ts';
+import { runners } from '../validate/runners/registry.ts';
 import { REPO_PATH } from '../validate/env/docker.ts';
 import { rowSchema, TEST_COLUMNS, VERIFIED_COLUMNS } from './columns.ts';
 import { datasetCard } from './dataset-card.ts';
@@ -26,18 +26,14 @@ export function hfDir(outDir: string): string {
 export const emitStage: StageDef<JudgedChain, Record<string, unknown>> = {
   name: 'emit',
   code: ['stages/emit', 'stages/validate/runners'],
-  config: (cfg) => ({ image: cfg.validate.image, runner: cfg.validate.runner }),
+  config: (cfg) => ({ image: cfg.validate.image }),
   input: JudgedChainSchema,
   output: VerifiedRowSchema,
   async run(chains, ctx) {
-    const runner = getRunner(ctx.config.validate.runner);
     const rc: RowContext = {
-      image: ctx.config.validate.image,
+      image: ctx.config.validate.image ?? '',
       repoPath: REPO_PATH,
-      runner: runner.name,
-      installCmd: runner.installCmd,
-      testCmd: runner.testCmd,
-      runHelper: runner.script,
+      runners: new Map([...runners.values()].map((r) => [r.name, { testCmd: r.testCmd, script: r.script }])),
     };
     const sorted = [...chains].sort((a, b) => a.instance_id.localeCompare(b.instance_id));
     const verified = sorted.map((c) => VerifiedRowSchema.parse(verifiedRow(c, rc)));

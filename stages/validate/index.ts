@@ -4,8 +4,10 @@ import { git } from '../../pipeline/git.ts';
 import { ExtractedChainSchema, type ExtractedChain } from '../extract/schema.ts';
 import { computeSets } from './compute-sets.ts';
 import { assertDockerReachable, connectDocker, ensureImage, openChainEnv, removeStaleContainers, type ChainEnv } from './env/docker.ts';
+import { applyCachePolicy, cacheSettingsFromEnv } from './env/images.ts';
+import { eraCommits, eraEnvironment, type EnvironmentOptions } from './environments.ts';
+import { isIgnoredTest, type Recipe } from './recipes/schema.ts';
 import { runChainStates, type ChainCost } from './run-chain.ts';
-import { getRunner } from './runners/registry.ts';
 import { STATE_NAMES, ValidatedChainSchema, type StateName, type StateResult, type ValidatedChain } from './schema.ts';
 
 const EMPTY_SETS = {
@@ -22,8 +24,10 @@ const EMPTY_SETS = {
 };
 
 /**
- * validate: run each chain's tests in one Docker container (no network, limited), at the five states,
- * each state repeated; compute FAIL_TO_PASS, PASS_TO_PASS, ANTICIPATION_FAIL_TO_PASS and the PR2 sets.
+ * validate: run each chain's tests in Docker (no network, limited, non-root) at the five states, each
+ * state repeated, in the environment of its era (the repository's recipe and dependencies at PR1's
+ * and PR2's heads: one container per distinct environment, usually one per chain); compute
+ * FAIL_TO_PASS, PASS_TO_PASS, ANTICIPATION_FAIL_TO_PASS and the PR2 sets.
  */
 export const validateStage: StageDef<ExtractedChain, ValidatedChain> = {
   name: 'validate',
@@ -33,51 +37,76 @@ export const validateStage: StageDef<ExtractedChain, ValidatedChain> = {
   output: ValidatedChainSchema,
   async run(chains, ctx) {
     const cfg = ctx.config.validate;
-    const runner = getRunner(cfg.runner);
     const todo = chains.filter((c) => !c.excluded);
     if (todo.length) {
       await assertDockerReachable();
       const stale = await removeStaleContainers(connectDocker());
       if (stale.length) ctx.log.info(`removed ${stale.length} container(s) left by a killed run`);
-      await ensureImage(cfg.image, ctx.log);
+      if (cfg.image) await ensureImage(cfg.image, ctx.log);
     }
     const gitDir = resolve(ctx.repo.clone, (await git(ctx.repo.clone, ['rev-parse', '--git-dir'])).trim());
+    const envOpts: EnvironmentOptions = { repo: ctx.repo.name, clone: ctx.repo.clone, gitDir, repoDir: ctx.repoDir, log: ctx.log, image: cfg.image, runner: cfg.runner };
+    const usedImages = new Set<string>();
+    let imagesBuilt = 0;
     const items = await ctx.forEach(
       chains,
       { id: (c) => c.instance_id, label: 'validating chains', concurrency: cfg.jobs },
       async (chain): Promise<ValidatedChain> => {
-        if (chain.excluded) return { ...chain, ...EMPTY_SETS, cost: null };
+        if (chain.excluded) return { ...chain, ...EMPTY_SETS, runner: cfg.runner, install_cmd: '', env_image_pr1: null, env_image_pr2: null, cost: null };
         const started = Date.now();
-        let env: ChainEnv | undefined;
-        let containerStarts = 0;
+        const eras = eraCommits(chain);
+        const pr1 = await eraEnvironment(envOpts, eras.pr1);
+        const pr2 = eras.pr2 === eras.pr1 ? pr1 : await eraEnvironment(envOpts, eras.pr2);
+        for (const e of [pr1, pr2]) if (e.ok) usedImages.add(e.image);
+        imagesBuilt += [pr1, pr2 === pr1 ? null : pr2].filter((e) => e?.ok && e.built).length;
+        // One container per distinct environment: one per chain when both eras share an image.
+        const containers = new Map<string, ChainEnv>();
         try {
           const { states, cost } = await runChainStates({
             chain,
             runs: cfg.runs,
             signal: ctx.signal,
-            envFor: async () => {
-              env ??= await openChainEnv({
-                gitDir,
-                image: cfg.image,
-                runner,
-                memoryBytes: cfg.memoryMiB * 1024 * 1024,
-                pidsLimit: cfg.pidsLimit,
-                nanoCpus: Math.round(cfg.cpus * 1e9),
-                runTimeoutSec: cfg.timeoutSec,
-              });
-              containerStarts = 1;
+            envFor: async (state) => {
+              const era = state === 'S4' || state === 'S5' ? pr2 : pr1;
+              if (!era.ok) return { broken: era.problem };
+              let env = containers.get(era.image);
+              if (!env) {
+                env = await openChainEnv({
+                  gitDir,
+                  image: era.image,
+                  runner: era.runner,
+                  env: era.recipe.env,
+                  memoryBytes: cfg.memoryMiB * 1024 * 1024,
+                  pidsLimit: cfg.pidsLimit,
+                  nanoCpus: Math.round(cfg.cpus * 1e9),
+                  runTimeoutSec: cfg.timeoutSec,
+                });
+                containers.set(era.image, env);
+              }
               return env;
             },
           });
-          return finish(chain, states, { ...cost, containerStarts, wallMs: Date.now() - started });
+          const recipe = pr1.recipe ?? pr2.recipe;
+          return finish(chain, dropIgnored(states, recipe), {
+            runner: (pr1.runner ?? pr2.runner)?.name ?? cfg.runner,
+            install_cmd: recipe?.install.join(' && ') ?? '',
+            env_image_pr1: pr1.ok ? pr1.image : null,
+            env_image_pr2: pr2.ok ? pr2.image : null,
+            cost: { ...cost, containerStarts: containers.size, wallMs: Date.now() - started },
+          });
         } finally {
-          await env?.close();
+          for (const env of containers.values()) await env.close();
         }
       },
     );
+    if (!cfg.image) {
+      const { level, keep } = cacheSettingsFromEnv();
+      await applyCachePolicy(level, { used: [...usedImages], keep });
+    }
     const counts: Record<string, number> = {
       chains: items.length,
       gradeable: items.filter((i) => i.gradeable).length,
+      images_built: imagesBuilt,
       container_starts: items.reduce((a, i) => a + (i.cost?.containerStarts ?? 0), 0),
       exec_ms: items.reduce((a, i) => a + (i.cost?.execMs ?? 0), 0),
       chain_wall_ms: items.reduce((a, i) => a + (i.cost?.wallMs ?? 0), 0),
@@ -87,7 +116,21 @@ export const validateStage: StageDef<ExtractedChain, ValidatedChain> = {
   },
 };
 
-function finish(chain: ExtractedChain, states: Record<StateName, StateResult>, cost: ChainCost): ValidatedChain {
+/** A recipe's ignored tests are never graded: they leave every state before the sets are computed. */
+function dropIgnored(states: Record<StateName, StateResult>, recipe: Recipe | null): Record<StateName, StateResult> {
+  if (!recipe?.ignoreTests.length) return states;
+  const out = {} as Record<StateName, StateResult>;
+  for (const [name, st] of Object.entries(states) as Array<[StateName, StateResult]>) {
+    out[name] = { ...st, tests: Object.fromEntries(Object.entries(st.tests).filter(([id]) => !isIgnoredTest(recipe, id))) };
+  }
+  return out;
+}
+
+function finish(
+  chain: ExtractedChain,
+  states: Record<StateName, StateResult>,
+  extra: Pick<ValidatedChain, 'runner' | 'install_cmd' | 'env_image_pr1' | 'env_image_pr2'> & { cost: ChainCost },
+): ValidatedChain {
   const { exclusion, ...sets } = computeSets(states);
-  return { ...chain, ...sets, states: STATE_NAMES.map((n) => states[n]), excluded: exclusion, gradeable: exclusion === null, cost };
+  return { ...chain, ...sets, ...extra, states: STATE_NAMES.map((n) => states[n]), excluded: exclusion, gradeable: exclusion === null };
 }

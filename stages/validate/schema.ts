@@ -40,6 +40,12 @@ export const ValidatedChainSchema = ExtractedChainSchema.extend({
   anticipation_not_gradeable: TestList,
   /** FAIL_TO_PASS, PASS_TO_PASS and ANTICIPATION_FAIL_TO_PASS non-empty and every state ran. */
   gradeable: z.boolean(),
+  /** The runner and the images the PR1-era (S1–S3) and PR2-era (S4, S5) states ran in. */
+  runner: z.string(),
+  /** The recipe's install commands (run in the repository at the era's commit when the env image was built). */
+  install_cmd: z.string(),
+  env_image_pr1: z.string().nullable(),
+  env_image_pr2: z.string().nullable(),
   /** What validating it cost (null when it was not validated). */
   cost: z.object({ containerStarts: z.number().int(), execMs: z.number(), wallMs: z.number() }).nullable(),
 });

@@ -38,6 +38,8 @@ export interface ChainEnvOptions {
   /** Per runState: the runner is sent SIGTERM after this, SIGKILL 5 s later. */
   runTimeoutSec?: number;
   docker?: Docker;
+  /** Extra environment for the test runs (a recipe's `env`). */
+  env?: Readonly<Record<string, string>>;
 }
 
 export interface StateRequest {
@@ -122,7 +124,7 @@ export async function openChainEnv(opts: ChainEnvOptions): Promise<ChainEnv> {
       Image: opts.image,
       Cmd: ['sleep', 'infinity'],
       User: '65534:65534',
-      Env: ['HOME=/tmp'],
+      Env: ['HOME=/tmp', ...Object.entries(opts.env ?? {}).map(([k, v]) => `${k}=${v}`)],
       WorkingDir: '/tmp',
       Labels: ownerLabels(),
       NetworkDisabled: true,

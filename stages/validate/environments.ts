@@ -1,0 +1,55 @@
+import { join } from 'node:path';
+import type { Logger } from '../../pipeline/log.ts';
+import type { ExtractedChain } from '../extract/schema.ts';
+import { envImageFor } from './env/images.ts';
+import { loadRecipe } from './recipes/load.ts';
+import type { Recipe } from './recipes/schema.ts';
+import { getRunner } from './runners/registry.ts';
+import type { Runner } from './runners/types.ts';
+
+/** Where one era's states run: an image and the recipe's runner, or why the environment did not build. */
+export type EraEnv =
+  | { ok: true; image: string; recipe: Recipe; runner: Runner; built: boolean }
+  | { ok: false; problem: string; recipe: Recipe | null; runner: Runner | null };
+
+export interface EnvironmentOptions {
+  repo: string;
+  clone: string;
+  gitDir: string;
+  repoDir: string;
+  log: Logger;
+  /** An explicit image for every chain (no environment tier). */
+  image: string | null;
+  /** The runner when `image` is explicit. */
+  runner: string;
+}
+
+/**
+ * The environment of an era of a chain: the repository's recipe at that commit, and the env image
+ * built from it (keyed by the recipe and the dependency files, so chains of one era share it).
+ * An install that fails is returned as a problem (the states then did not run), never thrown.
+ */
+export async function eraEnvironment(opts: EnvironmentOptions, commit: string): Promise<EraEnv> {
+  const { recipe } = await loadRecipe(opts.repo, opts.clone, commit);
+  if (opts.image) {
+    const runner = getRunner(opts.runner);
+    return { ok: true, image: opts.image, recipe: { ...recipe, runner: runner.name as Recipe['runner'] }, runner, built: false };
+  }
+  const runner = getRunner(recipe.runner);
+  const res = await envImageFor({
+    clone: opts.clone,
+    gitDir: opts.gitDir,
+    repo: opts.repo,
+    commit,
+    recipe,
+    log: opts.log,
+    logDir: join(opts.repoDir, 'validate', 'env-logs'),
+  });
+  if (!res.ok) return { ok: false, problem: `environment install failed at ${commit.slice(0, 10)}: ${res.detail.trim().split('\n').pop() ?? ''} (log: ${res.log})`, recipe, runner };
+  return { ok: true, image: res.image, recipe, runner, built: res.built };
+}
+
+/** The commits whose recipe and dependencies define the two eras: PR1's head and PR2's head. */
+export function eraCommits(chain: ExtractedChain): { pr1: string; pr2: string } {
+  return { pr1: chain.pr1_head, pr2: chain.pr2_head };
+}
