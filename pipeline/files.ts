@@ -1,7 +1,11 @@
-/** Test files by the usual conventions (tests/ folders, test_*.py, *_test.py, conftest.py, *.test.ts ...). */
+/**
+ * Test files by the usual conventions: a tests/ or __tests__/ folder anywhere, a test/ folder at the
+ * top, test_*.py, *_test.py, conftest.py, *.test.ts ... A package's own `test` module (Django's
+ * django/test/, the test framework it ships) is source.
+ */
 export function isTestFile(path: string): boolean {
   const base = path.split('/').pop() ?? path;
-  if (/(^|\/)(tests?|testing|__tests__|spec)\//.test(path)) return true;
+  if (/(^|\/)(tests|__tests__)\//.test(path) || /^(test|spec)\//.test(path)) return true;
   return /^(test_.*\.py|.*_test\.py|conftest\.py|.*\.(test|spec)\.[cm]?[jt]sx?|.*_test\.go)$/.test(base);
 }
 
@@ -36,5 +40,5 @@ export function isBlankOrComment(line: string, path: string): boolean {
 /** A file a test runner collects tests from (not a helper, fixture or conftest). */
 export function isTestModule(path: string): boolean {
   const base = path.split('/').pop() ?? path;
-  return /^(test_.*\.py|.*_test\.py|.*\.(test|spec)\.[cm]?[jt]sx?|.*_test\.go)$/.test(base) || (/(^|\/)tests?\//.test(path) && /^test.*\.py$/.test(base));
+  return /^(test_.*\.py|.*_test\.py|.*\.(test|spec)\.[cm]?[jt]sx?|.*_test\.go)$/.test(base) || (isTestFile(path) && /^tests?\.py$/.test(base));
 }

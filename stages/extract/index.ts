@@ -55,6 +55,8 @@ export const extractStage: StageDef<Chain, ExtractedChain> = {
         anticipation_test_patch: p2.tests,
         pr1_test_files: p1.testFiles,
         anticipation_test_files: p2.testFiles,
+        pr1_overlay_files: p1.overlayFiles,
+        anticipation_overlay_files: p2.overlayFiles,
         problem_statement: rawStatement(c.pr1),
         problem_statement_raw: rawStatement(c.pr1),
         pr2_problem_statement_raw: rawStatement(c.pr2),

@@ -19,6 +19,9 @@ export const ExtractedChainSchema = ChainSchema.extend({
   pr1_test_files: z.array(z.string()),
   /** Test files PR2 touched that exist at pr2_head: run to score Y. */
   anticipation_test_files: z.array(z.string()),
+  /** Every test file each PR touched (support files too): laid over the older commits with the tests. */
+  pr1_overlay_files: z.array(z.string()),
+  anticipation_overlay_files: z.array(z.string()),
   /** What the agent is told: derived from PR1 alone. */
   problem_statement: z.string(),
   problem_statement_raw: z.string(),

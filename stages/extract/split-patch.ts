@@ -8,6 +8,8 @@ export interface SplitPatch {
   tests: string;
   /** Test modules touched and present at head. */
   testFiles: string[];
+  /** Every test file touched and present at head (modules and support files: models, fixtures, conftest.py). */
+  overlayFiles: string[];
 }
 
 /** A PR's diff (base..head) split into source and test parts. */
@@ -28,5 +30,6 @@ export async function splitPatch(clone: string, base: string, head: string): Pro
     source: await diff(sources.map((s) => s.path)),
     tests: await diff(tests.map((t) => t.path)),
     testFiles: tests.filter((t) => !t.deleted && isTestModule(t.path)).map((t) => t.path),
+    overlayFiles: tests.filter((t) => !t.deleted).map((t) => t.path),
   };
 }

@@ -6,12 +6,15 @@ export interface StateRequest {
   checkout: string;
   overlay: string | null;
   testFiles: string[];
+  overlayFiles: string[];
 }
 
 /** Why a run is not evidence that the suite ran, or null when it is. */
 export function runProblem(run: StateRun): string | null {
   if (run.timedOut) return `timed out after ${Math.round(run.durationMs / 1000)}s`;
   if (!run.ok) return `the test runner produced no report (exit ${run.exitCode ?? 'none'}): ${lastLine(run.outputTail)}`;
+  // The runner's own verdict that its output is not evidence (a crash before any test, a count mismatch).
+  if (run.parsed.problem) return run.parsed.problem;
   const statuses = Object.values(run.parsed.tests);
   const failed = statuses.some((s) => s === 'fail' || s === 'error') || run.parsed.collectionErrors.length > 0;
   // A non-zero exit with nothing that failed is an infrastructure error, never a pass.

@@ -14,17 +14,20 @@ export interface ChainSets {
 }
 
 type Effective = Outcome | 'absent';
-const fileOf = (id: string): string => id.split('::')[0]!;
+
+/** The test file a test id lives in (runner-specific); the default reads a pytest node id. */
+export type FileOf = (id: string, testFiles: readonly string[]) => string | null;
+const pytestFileOf: FileOf = (id) => id.split('::')[0] ?? null;
 
 /**
  * Outcome of a test at a base state (S1/S4). A test file that cannot be imported there but collects
  * at the head state (S2/S5) counts as failing: the missing code is the task.
  */
-function atBase(base: StateResult, head: StateResult, id: string): Effective {
+function atBase(base: StateResult, head: StateResult, id: string, fileOf: FileOf): Effective {
   const own = base.tests[id];
   if (own) return own;
-  const file = fileOf(id);
-  if (base.collectionErrors.includes(file) && !head.collectionErrors.includes(file) && head.tests[id]) return 'fail';
+  const file = fileOf(id, head.testFiles);
+  if (file !== null && base.collectionErrors.includes(file) && !head.collectionErrors.includes(file) && head.tests[id]) return 'fail';
   return 'absent';
 }
 
@@ -32,7 +35,7 @@ function atBase(base: StateResult, head: StateResult, id: string): Effective {
  * The reward sets of a chain from its five states (see definitions: S1 pr1_base+PR1 tests, S2 pr1_head,
  * S3 pr1_head+PR2 tests, S4 pr2_base+PR2 tests, S5 pr2_head). Flaky tests are in no set.
  */
-export function computeSets(states: Record<StateName, StateResult>): ChainSets {
+export function computeSets(states: Record<StateName, StateResult>, fileOf: FileOf = pytestFileOf): ChainSets {
   const { S1, S2, S3, S4, S5 } = states;
   const flaky = new Set<string>();
   for (const s of [S1, S2, S3, S4, S5]) for (const [id, o] of Object.entries(s.tests)) if (o === 'flaky') flaky.add(id);
@@ -44,7 +47,7 @@ export function computeSets(states: Record<StateName, StateResult>): ChainSets {
   const goldFail: string[] = [];
   const failsAtS1: string[] = [];
   for (const id of pr1Ids) {
-    const before = atBase(S1, S2, id);
+    const before = atBase(S1, S2, id, fileOf);
     const after: Effective = S2.tests[id] ?? 'absent';
     if (before === 'fail') failsAtS1.push(id);
     if (before === 'fail' && after === 'pass') F2P.push(id);
@@ -56,7 +59,7 @@ export function computeSets(states: Record<StateName, StateResult>): ChainSets {
   const PR2_F2P: string[] = [];
   const PR2_P2P: string[] = [];
   for (const id of pr2Ids) {
-    const before = atBase(S4, S5, id);
+    const before = atBase(S4, S5, id, fileOf);
     const after: Effective = S5.tests[id] ?? 'absent';
     if (before === 'fail' && after === 'pass') PR2_F2P.push(id);
     if (before === 'pass' && after === 'pass') PR2_P2P.push(id);
@@ -67,7 +70,8 @@ export function computeSets(states: Record<StateName, StateResult>): ChainSets {
   const notGradeable: string[] = [];
   const anticipation: string[] = [];
   for (const id of PR2_F2P) {
-    if (S3.collectionErrors.includes(fileOf(id))) notGradeable.push(id);
+    const file = fileOf(id, S5.testFiles);
+    if (file !== null && S3.collectionErrors.includes(file)) notGradeable.push(id);
     else if (S3.tests[id] === 'fail') anticipation.push(id);
   }
 

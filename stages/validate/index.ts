@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import type { StageDef } from '../../pipeline/stage.ts';
 import { git } from '../../pipeline/git.ts';
 import { ExtractedChainSchema, type ExtractedChain } from '../extract/schema.ts';
-import { computeSets } from './compute-sets.ts';
+import { computeSets, type FileOf } from './compute-sets.ts';
 import { assertDockerReachable, connectDocker, ensureImage, openChainEnv, removeStaleContainers, type ChainEnv } from './env/docker.ts';
 import { applyCachePolicy, cacheSettingsFromEnv } from './env/images.ts';
 import { eraCommits, eraEnvironment, type EnvironmentOptions } from './environments.ts';
@@ -87,8 +87,10 @@ export const validateStage: StageDef<ExtractedChain, ValidatedChain> = {
             },
           });
           const recipe = pr1.recipe ?? pr2.recipe;
-          return finish(chain, dropIgnored(states, recipe), {
-            runner: (pr1.runner ?? pr2.runner)?.name ?? cfg.runner,
+          const runner = pr1.runner ?? pr2.runner;
+          const fileOf: FileOf = (id, files) => runner?.testFileOf?.(id, files) ?? id.split('::')[0] ?? null;
+          return finish(chain, dropIgnored(states, recipe), fileOf, {
+            runner: runner?.name ?? cfg.runner,
             install_cmd: recipe?.install.join(' && ') ?? '',
             env_image_pr1: pr1.ok ? pr1.image : null,
             env_image_pr2: pr2.ok ? pr2.image : null,
@@ -129,8 +131,9 @@ function dropIgnored(states: Record<StateName, StateResult>, recipe: Recipe | nu
 function finish(
   chain: ExtractedChain,
   states: Record<StateName, StateResult>,
+  fileOf: FileOf,
   extra: Pick<ValidatedChain, 'runner' | 'install_cmd' | 'env_image_pr1' | 'env_image_pr2'> & { cost: ChainCost },
 ): ValidatedChain {
-  const { exclusion, ...sets } = computeSets(states);
+  const { exclusion, ...sets } = computeSets(states, fileOf);
   return { ...chain, ...sets, ...extra, states: STATE_NAMES.map((n) => states[n]), excluded: exclusion, gradeable: exclusion === null };
 }

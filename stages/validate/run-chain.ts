@@ -6,11 +6,11 @@ import type { StateName, StateResult } from './schema.ts';
 /** The five states of a chain (definitions.md). */
 export function stateRequests(c: ExtractedChain): StateRequest[] {
   return [
-    { name: 'S1', checkout: c.pr1_base, overlay: c.pr1_head, testFiles: c.pr1_test_files },
-    { name: 'S2', checkout: c.pr1_head, overlay: null, testFiles: c.pr1_test_files },
-    { name: 'S3', checkout: c.pr1_head, overlay: c.pr2_head, testFiles: c.anticipation_test_files },
-    { name: 'S4', checkout: c.pr2_base, overlay: c.pr2_head, testFiles: c.anticipation_test_files },
-    { name: 'S5', checkout: c.pr2_head, overlay: null, testFiles: c.anticipation_test_files },
+    { name: 'S1', checkout: c.pr1_base, overlay: c.pr1_head, testFiles: c.pr1_test_files, overlayFiles: c.pr1_overlay_files },
+    { name: 'S2', checkout: c.pr1_head, overlay: null, testFiles: c.pr1_test_files, overlayFiles: [] },
+    { name: 'S3', checkout: c.pr1_head, overlay: c.pr2_head, testFiles: c.anticipation_test_files, overlayFiles: c.anticipation_overlay_files },
+    { name: 'S4', checkout: c.pr2_base, overlay: c.pr2_head, testFiles: c.anticipation_test_files, overlayFiles: c.anticipation_overlay_files },
+    { name: 'S5', checkout: c.pr2_head, overlay: null, testFiles: c.anticipation_test_files, overlayFiles: [] },
   ];
 }
 
@@ -38,13 +38,14 @@ export async function runChainStates(opts: {
     const env = await opts.envFor(req.name);
     if ('broken' in env) {
       // The environment never built: the state did not run, which is never read as "fails".
-      states[req.name] = { ...req, ran: false, problem: env.broken, runs: 0, tests: {}, collectionErrors: [], durationMs: 0 };
+      const { name, checkout, overlay, testFiles } = req;
+      states[name] = { name, checkout, overlay, testFiles, ran: false, problem: env.broken, runs: 0, tests: {}, collectionErrors: [], durationMs: 0 };
       continue;
     }
     const runs = [];
     for (let i = 0; i < opts.runs; i++) {
       opts.signal.throwIfAborted();
-      const run = await env.runState({ checkout: req.checkout, overlay: req.overlay, testFiles: req.testFiles });
+      const run = await env.runState({ checkout: req.checkout, overlay: req.overlay, testFiles: req.testFiles, overlayFiles: req.overlayFiles });
       execMs += run.durationMs;
       runs.push(run);
       if (!run.ok || run.timedOut) break; // a broken state is not retried into a pass

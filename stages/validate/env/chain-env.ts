@@ -48,6 +48,8 @@ export interface StateRequest {
   overlay: string | null;
   /** Repo-relative test files; those absent after checkout+overlay are skipped. */
   testFiles: string[];
+  /** Other test files (support modules, fixtures, conftest.py) laid over the checkout too, but not run. */
+  overlayFiles?: string[];
 }
 
 export interface StateRun {
@@ -78,7 +80,7 @@ function checkRequest(req: StateRequest): void {
       throw new ForesightError(`invalid ${what} revision "${rev}"`, { remedy: 'pass a commit sha' });
     }
   }
-  for (const f of req.testFiles) {
+  for (const f of [...req.testFiles, ...(req.overlayFiles ?? [])]) {
     const bad =
       f === '' || path.posix.isAbsolute(f) || f.split('/').includes('..') || /[\0\n\r]/.test(f) || f.startsWith('-');
     if (bad) {
@@ -204,7 +206,8 @@ class DockerChainEnv implements ChainEnv {
       throw new ForesightError('runState() on a closed chain env', { remedy: 'open a new env with openChainEnv()' });
     }
     const T = this.timeoutSec;
-    const cmd = ['timeout', '-k', String(KILL_GRACE_SEC), String(T), 'sh', `/foresight/${this.runner.script}`];
+    const overlayFiles = req.overlay ? (req.overlayFiles ?? []).filter((f) => !req.testFiles.includes(f)) : [];
+    const cmd = ['timeout', '-k', String(KILL_GRACE_SEC), String(T), 'env', `FORESIGHT_OVERLAY_FILES=${overlayFiles.join('\n')}`, 'sh', `/foresight/${this.runner.script}`];
     cmd.push(req.checkout, req.overlay ?? '-', JUNIT_PATH, ...req.testFiles);
     const exec = (): ReturnType<typeof runExec> =>
       runExec(this.container, cmd, {

@@ -1,9 +1,13 @@
 import { ForesightError } from '../../../pipeline/errors.ts';
+import { djangoRunner } from './django/index.ts';
 import { pytestRunner } from './pytest/index.ts';
 import type { Runner } from './types.ts';
 
 /** Known runners by name. Register new runners here. */
-export const runners: Map<string, Runner> = new Map<string, Runner>([[pytestRunner.name, pytestRunner]]);
+export const runners: Map<string, Runner> = new Map<string, Runner>([
+  [pytestRunner.name, pytestRunner],
+  [djangoRunner.name, djangoRunner],
+]);
 
 export function getRunner(name: string): Runner {
   const runner = runners.get(name);

@@ -7,6 +7,12 @@ export interface ParsedRun {
   tests: Record<string, TestStatus>;
   /** Test file paths (repo-relative) that could not be imported/collected. */
   collectionErrors: string[];
+  /**
+   * Set when the output shows the run is not evidence although a report exists: the runner crashed
+   * before its summary (settings/app loading failed, a missing dependency), was cut short, or its own
+   * count of tests disagrees with the parsed results. Optional: pytest's parser never sets it.
+   */
+  problem?: string;
 }
 
 export interface ParseInput {
@@ -32,4 +38,9 @@ export interface Runner {
   installCmd: string;
   /** The test command the helper script runs, without the per-run arguments (informational). */
   testCmd: string;
+  /**
+   * The requested test file a test id belongs to (to match ids against `collectionErrors`), or null.
+   * Optional: without it an id is pytest's `<file>::...`.
+   */
+  testFileOf?(id: string, testFiles: readonly string[]): string | null;
 }

@@ -53,3 +53,18 @@ describe('file classification', () => {
     expect(isSourceFile('tests/test_a.py')).toBe(false);
   });
 });
+
+describe('test file conventions of real projects', () => {
+  it('reads a package shipping its own test framework (django/test/) as source, not as tests', () => {
+    expect(isTestFile('django/test/testcases.py')).toBe(false);
+    expect(isTestModule('django/test/testcases.py')).toBe(false);
+    expect(isSourceFile('django/test/testcases.py')).toBe(true);
+  });
+
+  it("runs Django's test modules and overlays its test apps' support files", () => {
+    expect(isTestModule('tests/admin_views/tests.py')).toBe(true);
+    expect(isTestModule('tests/admin_views/test_actions.py')).toBe(true);
+    expect(isTestFile('tests/admin_views/models.py')).toBe(true);
+    expect(isTestModule('tests/admin_views/models.py')).toBe(false);
+  });
+});

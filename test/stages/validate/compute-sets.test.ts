@@ -125,7 +125,7 @@ describe('computeSets', () => {
 });
 
 describe('aggregateRuns', () => {
-  const req = { name: 'S2' as const, checkout: 'c', overlay: null, testFiles: ['a.py'] };
+  const req = { name: 'S2' as const, checkout: 'c', overlay: null, testFiles: ['a.py'], overlayFiles: [] };
 
   it('outcome_that_changes_between_runs_is_flaky', () => {
     const s = aggregateRuns(req, [run({ 'a.py::t': 'pass' }), run({ 'a.py::t': 'fail' }), run({ 'a.py::t': 'pass' })]);

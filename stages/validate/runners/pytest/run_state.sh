@@ -6,6 +6,7 @@
 # then run pytest on the given test files that exist now, writing xunit1 JUnit XML to <junit_out>.
 # No test file existing is a successful run of zero tests (empty JUnit, exit 0).
 # Exit: pytest's exit code; 90 clone failed, 91 checkout failed, 92 overlay failed, 64 usage.
+# FORESIGHT_PYTHON: the interpreter (an env image sets it to its venv); default python3.
 set -u
 if [ $# -lt 3 ]; then
   echo "usage: run_state.sh <checkout_sha> <overlay_sha|-> <junit_out> <test_files...>" >&2
@@ -29,7 +30,10 @@ if [ ! -d "$testbed/.git" ]; then
   fi
   # Clone into a temporary directory first: a clone killed halfway must not look usable.
   rm -rf "$testbed" "$testbed.partial"
-  git -c safe.directory='*' clone -q --no-hardlinks --no-checkout "$src" "$testbed.partial" \
+  # A local clone copies the object files; one it cannot read (e.g. a partial clone's 0600 .promisor
+  # marker) fails it, so fall back to the pack transport, which reads only objects.
+  git -c safe.directory='*' clone -q --no-hardlinks --no-checkout "$src" "$testbed.partial" 2>/dev/null \
+    || { rm -rf "$testbed.partial" && git -c safe.directory='*' clone -q --no-checkout "file://$src" "$testbed.partial"; } \
     || die 90 "git clone of $src failed"
   mv "$testbed.partial" "$testbed" || die 90 "cannot move the clone into $testbed"
 fi
@@ -54,6 +58,15 @@ if [ "$overlay" != "-" ]; then
       git --literal-pathspecs checkout -q "$overlay" -- "$f" || die 92 "cannot overlay $f from $overlay"
     fi
   done
+  # Support files the PR's tests need (test apps' models, conftest.py, fixtures), one per line.
+  if [ -n "${FORESIGHT_OVERLAY_FILES:-}" ]; then
+    printf '%s\n' "$FORESIGHT_OVERLAY_FILES" | while IFS= read -r f; do
+      [ -n "$f" ] || continue
+      if [ "$(git cat-file -t "$overlay:$f" 2>/dev/null)" = blob ]; then
+        git --literal-pathspecs checkout -q "$overlay" -- "$f" || exit 1
+      fi
+    done || die 92 "cannot overlay the support files from $overlay"
+  fi
 fi
 
 # Keep only the test files that exist now.
@@ -73,5 +86,5 @@ fi
 
 # --continue-on-collection-errors: a test file that cannot be imported at this state (typical for
 # tests overlaid from a later commit) must not stop the other files from running.
-exec python3 -m pytest -p no:cacheprovider -o junit_family=xunit1 --continue-on-collection-errors \
+exec "${FORESIGHT_PYTHON:-python3}" -m pytest -p no:cacheprovider -o junit_family=xunit1 --continue-on-collection-errors \
   --junitxml="$junit" -q -rN "$@"

@@ -1,0 +1,55 @@
+/** Lock files serialising env builds of one key across processes on this host (see images.ts). */
+import { mkdir, open, readFile, rm, stat } from 'node:fs/promises';
+import { hostname, tmpdir } from 'node:os';
+import path from 'node:path';
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Where lock files live (one per key, across processes on this host). */
+export function lockDir(env: NodeJS.ProcessEnv = process.env): string {
+  return env['FORESIGHT_LOCK_DIR'] || path.join(tmpdir(), 'foresight-locks');
+}
+
+/** Run `fn` holding an exclusive lock file; a lock of a dead process, or older than staleMs, is broken. */
+export async function withLock<T>(name: string, staleMs: number, fn: () => Promise<T>): Promise<T> {
+  const dir = lockDir();
+  await mkdir(dir, { recursive: true });
+  const file = path.join(dir, `${name}.lock`);
+  const me = hostname();
+  for (;;) {
+    try {
+      const fh = await open(file, 'wx');
+      await fh.writeFile(JSON.stringify({ pid: process.pid, host: me, since: new Date().toISOString() }));
+      await fh.close();
+      break;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      const [text, st] = await Promise.all([readFile(file, 'utf8').catch(() => ''), stat(file).catch(() => null)]);
+      let owner: { pid?: number; host?: string } = {};
+      try {
+        owner = JSON.parse(text) as typeof owner;
+      } catch {
+        /* being written */
+      }
+      const dead = owner.host === me && typeof owner.pid === 'number' && owner.pid !== process.pid && !pidAlive(owner.pid);
+      const old = st !== null && Date.now() - st.mtimeMs > staleMs;
+      if (dead || old || !st) {
+        await rm(file, { force: true });
+        continue;
+      }
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  }
+  try {
+    return await fn();
+  } finally {
+    await rm(file, { force: true });
+  }
+}

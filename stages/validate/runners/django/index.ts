@@ -1,0 +1,30 @@
+import { fileURLToPath } from 'node:url';
+import type { ParseInput, ParsedRun, Runner } from '../types.ts';
+import { djangoTestFile, isDjangoLog, parseDjangoLog } from './parse-django.ts';
+
+/**
+ * The command run_state.sh runs (before the labels), with $FORESIGHT_PYTHON for python3, the checkout
+ * first on PYTHONPATH, and runtests.py run through a thin wrapper that turns any import-time exception
+ * of a test module into a failed test of that module and lists the collected tests.
+ */
+export const DJANGO_CMD = 'cd tests && python3 runtests.py --settings=test_sqlite --parallel 1 -v 2 --noinput';
+
+export const djangoRunner: Runner = {
+  name: 'django',
+  script: 'run_state.sh',
+  dir: fileURLToPath(new URL('.', import.meta.url)),
+  // Django itself is the checkout (on PYTHONPATH); the SQLite settings need only its two required
+  // dependencies. Optional ones (tests/requirements/py3.txt) come from the recipe.
+  installCmd: 'python3 -m pip install asgiref sqlparse',
+  testCmd: DJANGO_CMD,
+  /**
+   * run_state.sh writes Django's whole log (there is no JUnit) to the report path, which the env hands
+   * over as `junitXml`; the combined output is the fallback when that file is missing.
+   */
+  parse({ junitXml, output, testFiles }: ParseInput): ParsedRun {
+    const log = junitXml !== null && isDjangoLog(junitXml) ? junitXml : output;
+    const { tests, collectionErrors, problem } = parseDjangoLog(log, testFiles);
+    return problem === undefined ? { tests, collectionErrors } : { tests, collectionErrors, problem };
+  },
+  testFileOf: djangoTestFile,
+};

@@ -1,0 +1,199 @@
+#!/bin/sh
+# In-container primitive of the django runner (POSIX sh; mounted read-only at /foresight).
+#   run_state.sh <checkout_sha> <overlay_sha|-> <log_out> <test_files...>
+# Same contract and git part as runners/pytest/run_state.sh (the ~40 git lines are duplicated on
+# purpose: only this runner's folder is mounted, and the script must stay self-contained):
+# in /tmp/testbed (cloned once from the read-only git dir at /src) check out <checkout_sha>, remove
+# every untracked/ignored file, overlay the given test files that exist at <overlay_sha>, keep the
+# test files that exist now. Then run Django's own runner on them:
+#   cd tests && "$FORESIGHT_PYTHON" runtests.py --settings=test_sqlite --parallel 1 -v 2 --noinput <labels>
+# (tests/foo/tests.py -> foo.tests, tests/foo/tests/test_x.py -> foo.tests.test_x; files that are
+# not modules of a test app under tests/ are ignored, with a note), with the checkout first on
+# PYTHONPATH, through a small in-process wrapper (SHIM below) that changes nothing in Django's
+# runner except:
+#   - a test module that raises anything while being imported becomes a failed test of that module,
+#     as unittest already does for ImportError (pytest --continue-on-collection-errors); the other
+#     modules still run;
+#   - marker lines "[foresight-django] import-error <label>" and "[foresight-django] collected <test>"
+#     (every test of the suite, printed before it runs) for the parser.
+# Django has no JUnit: <log_out> receives the whole run log instead, in one stream (stdout+stderr of
+# the runner through one pipe, so the order is exact): a header ("[foresight-django] v1", one
+# "[foresight-django] label <label> <file>" line per label), runtests' output, and a trailer
+# "[foresight-django] exit <code>" (missing when the run was killed). parse-django.ts reads it.
+# No test module existing is a successful run of zero tests (exit 0).
+# Exit: runtests' exit code; 90 clone failed, 91 checkout failed, 92 overlay failed, 93 no tests/
+# directory or no runtests.py, 64 usage.
+# FORESIGHT_PYTHON: the interpreter (an env image sets it to its venv); default python3.
+# FORESIGHT_SRC / FORESIGHT_TESTBED override /src and /tmp/testbed (host runs, fixture generation).
+set -u
+if [ $# -lt 3 ]; then
+  echo "usage: run_state.sh <checkout_sha> <overlay_sha|-> <log_out> <test_files...>" >&2
+  exit 64
+fi
+checkout=$1 overlay=$2 log=$3
+shift 3
+src=${FORESIGHT_SRC:-/src}
+testbed=${FORESIGHT_TESTBED:-/tmp/testbed}
+PY=${FORESIGHT_PYTHON:-python3}
+export HOME="${HOME:-/tmp}"
+export GIT_TERMINAL_PROMPT=0
+rm -f "$log"
+
+die() { code=$1; shift; echo "run_state: $*" >&2; exit "$code"; }
+
+# ---- git part: identical to runners/pytest/run_state.sh -------------------------------------------
+if [ ! -d "$testbed/.git" ]; then
+  # /src belongs to another uid. git 2.39 (bookworm) honours safe.directory only from the
+  # global/system config, not from `-c` (the local transport's upload-pack ignores it): write it.
+  if [ "$(git config --global --get safe.directory)" != "*" ]; then
+    git config --global --replace-all safe.directory '*' || die 90 "cannot write $HOME/.gitconfig"
+  fi
+  # Clone into a temporary directory first: a clone killed halfway must not look usable.
+  rm -rf "$testbed" "$testbed.partial"
+  # A local clone copies the object files; one it cannot read (e.g. a partial clone's 0600 .promisor
+  # marker) fails it, so fall back to the pack transport, which reads only objects.
+  git -c safe.directory='*' clone -q --no-hardlinks --no-checkout "$src" "$testbed.partial" 2>/dev/null \
+    || { rm -rf "$testbed.partial" && git -c safe.directory='*' clone -q --no-checkout "file://$src" "$testbed.partial"; } \
+    || die 90 "git clone of $src failed"
+  mv "$testbed.partial" "$testbed" || die 90 "cannot move the clone into $testbed"
+fi
+cd "$testbed" || die 90 "no $testbed"
+
+# A local clone copies all objects, but fetch every ref too if a commit is still missing.
+have_commit() { git cat-file -e "$1^{commit}" 2>/dev/null; }
+need_commit() {
+  have_commit "$1" && return 0
+  git fetch -q origin '+refs/*:refs/foresight/*' >/dev/null 2>&1
+  have_commit "$1"
+}
+
+need_commit "$checkout" || die 91 "commit $checkout is not in $src"
+git -c advice.detachedHead=false checkout -qf "$checkout" || die 91 "git checkout $checkout failed"
+git clean -qfdx || die 91 "git clean failed"
+
+if [ "$overlay" != "-" ]; then
+  need_commit "$overlay" || die 92 "commit $overlay is not in $src"
+  for f do
+    if [ "$(git cat-file -t "$overlay:$f" 2>/dev/null)" = blob ]; then
+      git --literal-pathspecs checkout -q "$overlay" -- "$f" || die 92 "cannot overlay $f from $overlay"
+    fi
+  done
+  # Support files the PR's tests need (test apps' models, conftest.py, fixtures), one per line.
+  if [ -n "${FORESIGHT_OVERLAY_FILES:-}" ]; then
+    printf '%s\n' "$FORESIGHT_OVERLAY_FILES" | while IFS= read -r f; do
+      [ -n "$f" ] || continue
+      if [ "$(git cat-file -t "$overlay:$f" 2>/dev/null)" = blob ]; then
+        git --literal-pathspecs checkout -q "$overlay" -- "$f" || exit 1
+      fi
+    done || die 92 "cannot overlay the support files from $overlay"
+  fi
+fi
+# ---- end of the git part --------------------------------------------------------------------------
+
+note() {
+  printf '[foresight-django] %s\n' "$*"
+  printf '[foresight-django] %s\n' "$*" >>"$log" || die 90 "cannot write $log"
+}
+: >"$log" || die 90 "cannot write $log"
+note v1
+
+# Keep the test files that exist now, as Django test labels (deduplicated, in the given order).
+n=$#
+labels=' '
+for f do
+  [ -f "$f" ] || continue
+  case $f in
+    tests/*/*.py) ;;
+    *) note "ignored $f: not a module of a test app under tests/"; continue ;;
+  esac
+  label=$(printf '%s\n' "${f#tests/}" | sed 's/\.py$//; s|/|.|g')
+  if ! printf '%s\n' "$label" | grep -Eq '^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+$'; then
+    note "ignored $f: not an importable module path"
+    continue
+  fi
+  case $labels in *" $label "*) continue ;; esac
+  labels="$labels$label "
+  note "label $label $f"
+  set -- "$@" "$label"
+done
+shift "$n"
+
+if [ $# -eq 0 ]; then
+  note "none of the test modules exists at this state: 0 tests"
+  note "exit 0"
+  exit 0
+fi
+[ -f tests/runtests.py ] || die 93 "no tests/runtests.py at $checkout: not a Django checkout"
+cd tests || die 93 "no tests/ directory"
+
+# Runs tests/runtests.py as __main__ (as `python runtests.py` would) after two patches; Python 3.6+.
+SHIM='
+import os, runpy, sys, unittest, unittest.loader as L
+
+def note(s):
+    sys.stderr.write("[foresight-django] %s\n" % s)
+    sys.stderr.flush()
+
+def cases(suite):
+    for t in suite:
+        if isinstance(t, unittest.TestSuite):
+            for c in cases(t):
+                yield c
+        else:
+            yield t
+
+_load = L.TestLoader.loadTestsFromName
+
+def loadTestsFromName(self, name, module=None):
+    try:
+        suite = _load(self, name, module)
+    except Exception:
+        # unittest turns only ImportError into a failed test; do it for any import-time exception.
+        note("import-error %s" % name)
+        suite, message = L._make_failed_import_test(name, self.suiteClass)
+        self.errors.append(message)
+        return suite
+    if module is None and any(isinstance(t, L._FailedTest) for t in cases(suite)):
+        note("import-error %s" % name)
+    return suite
+
+L.TestLoader.loadTestsFromName = loadTestsFromName
+
+here = os.getcwd()
+script = os.path.join(here, "runtests.py")
+sys.argv[0] = script
+sys.path[0] = here
+try:
+    from django.test.runner import DiscoverRunner
+except Exception:
+    DiscoverRunner = None  # runtests.py reports the failure itself
+if DiscoverRunner is not None and hasattr(DiscoverRunner, "build_suite"):
+    _build = DiscoverRunner.build_suite
+
+    def build_suite(self, *args, **kwargs):
+        suite = _build(self, *args, **kwargs)
+        try:
+            for t in cases(suite):
+                note("collected %s" % t)
+        except Exception:
+            pass
+        return suite
+
+    DiscoverRunner.build_suite = build_suite
+runpy.run_path(script, run_name="__main__")
+'
+
+export PYTHONPATH="$testbed${PYTHONPATH:+:$PYTHONPATH}"
+export PYTHONUNBUFFERED=1
+rcfile="$log.rc"
+rm -f "$rcfile"
+# One pipe for stdout and stderr: the log keeps the order in which the runner wrote them.
+{ "$PY" -c "$SHIM" --settings=test_sqlite --parallel 1 -v 2 --noinput "$@" 2>&1; echo $? >"$rcfile"; } \
+  | tee -a "$log"
+rc=$(cat "$rcfile" 2>/dev/null)
+rm -f "$rcfile"
+# The trailer on a line of its own even when the runner's last output had no newline.
+if [ -n "$(tail -c 1 "$log")" ]; then echo; echo >>"$log"; fi
+case $rc in ''|*[!0-9]*) die 90 "the test runner's exit code was lost" ;; esac
+note "exit $rc"
+exit "$rc"
