@@ -34,10 +34,15 @@ await runPipeline({ ...opts, only: 'validate', force: true });
 const wall = performance.now() - t0;
 const built = (await docker.listImages()).filter((i) => !imagesBefore.has(i.Id)).length;
 
-const manifest = JSON.parse(await readFile(join(stageDir(dataRoot, repo, 'validate'), 'manifest.json'), 'utf8')) as { stats: Record<string, number> };
+const dir = stageDir(dataRoot, repo, 'validate');
+const manifest = JSON.parse(await readFile(join(dir, 'manifest.json'), 'utf8')) as { stats: Record<string, number> };
 const st = manifest.stats;
-const chainsRun = Math.max(1, st.container_starts ?? 0);
-console.log(`repository: ${repo}; chains: ${st.chains}, validated in containers: ${st.container_starts}, runs per state: ${config.validate.runs}, jobs: ${config.validate.jobs}`);
+const items = (await readFile(join(dir, 'items.jsonl'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as { cost: unknown; env_image_pr1: string | null; env_image_pr2: string | null });
+const validated = items.filter((i) => i.cost !== null);
+const eras = new Set(validated.flatMap((i) => [i.env_image_pr1, i.env_image_pr2]).filter(Boolean)).size;
+const chainsRun = Math.max(1, validated.length);
+console.log(`repository: ${repo}; chains: ${st.chains}, validated in containers: ${validated.length}, runs per state: ${config.validate.runs}, jobs: ${config.validate.jobs}`);
+console.log(`distinct environment images used: ${eras} (built in this run: see below)`);
 console.log(`validate wall time: ${(wall / 1000).toFixed(1)} s`);
 console.log(`in-container test time (baseline): ${((st.exec_ms ?? 0) / 1000).toFixed(1)} s`);
 console.log(`ratio wall / in-container (goal ≤ 1.25 at jobs=1): ${(wall / Math.max(1, st.exec_ms ?? 1)).toFixed(2)}`);
