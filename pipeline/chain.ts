@@ -16,6 +16,8 @@ export const EXCLUSION_REASONS = {
   pr1_no_tests: 'PR1 touched no test file',
   pr2_no_tests: 'PR2 touched no test file',
   pr2_not_fail_to_pass: "PR2's tests do not fail at pr2_base and pass at pr2_head",
+  pr1_tests_skipped: "PR1's candidate tests are skipped here (they need something this environment lacks, e.g. another database backend)",
+  pr2_tests_skipped: "PR2's candidate tests are skipped here (they need something this environment lacks, e.g. another database backend)",
   anticipation_empty: "PR2's fail->pass tests already pass at pr1_head: PR1 did not miss them",
   anticipation_not_gradeable: "PR2's tests cannot be imported at pr1_head because of commits between PR1 and PR2",
   ineligible: 'PR2 is not a bug fix (a feature, a revert or not a bug)',

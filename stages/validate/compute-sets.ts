@@ -104,10 +104,22 @@ function exclusionFor(states: Record<StateName, StateResult>, sets: Omit<ChainSe
   if (pr1) return ex('env_failed_pr1', pr1);
   const pr2 = broken(['S3', 'S4', 'S5']);
   if (pr2) return ex('env_failed_pr2', pr2);
-  if (!failsAtS1.length) return ex('no_pr1_failure', 'every PR1 test passes (or is skipped) at pr1_base');
+  // A test skipped at a PR's head that did not pass before it might have flipped had it run:
+  // the environment cannot show it (a backend-only fix), which is not the same as "did not flip".
+  const skippedCandidates = (base: StateResult, head: StateResult): string[] =>
+    Object.entries(head.tests).filter(([id, o]) => o === 'skip' && base.tests[id] !== 'pass').map(([id]) => id).sort();
+  if (!failsAtS1.length) {
+    const skipped = skippedCandidates(states.S1, states.S2);
+    if (skipped.length) return ex('pr1_tests_skipped', `skipped at pr1_head: ${skipped.slice(0, 5).join(', ')}`);
+    return ex('no_pr1_failure', 'every PR1 test passes (or is skipped) at pr1_base');
+  }
   if (!sets.FAIL_TO_PASS.length) return ex('pr1_f2p_zero', `${failsAtS1.length} test(s) fail at pr1_base but none passes at pr1_head`);
   if (!sets.PASS_TO_PASS.length) return ex('pr1_p2p_empty', 'no PR1 test passes both at pr1_base and at pr1_head');
-  if (!sets.PR2_FAIL_TO_PASS.length) return ex('pr2_not_fail_to_pass', 'no PR2 test fails at pr2_base and passes at pr2_head');
+  if (!sets.PR2_FAIL_TO_PASS.length) {
+    const skipped = skippedCandidates(states.S4, states.S5);
+    if (skipped.length) return ex('pr2_tests_skipped', `skipped at pr2_head: ${skipped.slice(0, 5).join(', ')}`);
+    return ex('pr2_not_fail_to_pass', 'no PR2 test fails at pr2_base and passes at pr2_head');
+  }
   if (!sets.ANTICIPATION_FAIL_TO_PASS.length) {
     if (sets.anticipation_not_gradeable.length) {
       return ex('anticipation_not_gradeable', `${sets.anticipation_not_gradeable.join(', ')} cannot be imported at pr1_head`);

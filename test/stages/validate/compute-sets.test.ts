@@ -112,6 +112,14 @@ describe('computeSets', () => {
     expect(s.exclusion).toMatchObject({ reason: 'env_failed_pr2', detail: 'S4: timed out after 600s' });
   });
 
+  it('fix_only_another_backend_can_show_gets_a_reason_not_a_false_row', () => {
+    const st = healthy();
+    // PR2's new test is skipped where it could run only on another database: no flip, and it says why.
+    st.S4.tests['a.py::t_edge'] = 'skip';
+    st.S5.tests['a.py::t_edge'] = 'skip';
+    expect(computeSets(st).exclusion).toMatchObject({ reason: 'pr2_tests_skipped', detail: 'skipped at pr2_head: a.py::t_edge' });
+  });
+
   it('names the empty set when PR2 tests do not flip', () => {
     const st = healthy();
     st.S4.tests['a.py::t_edge'] = 'pass';
