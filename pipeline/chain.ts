@@ -10,6 +10,8 @@ export const EXCLUSION_REASONS = {
   env_failed_pr1: 'a PR1-era state (S1 or S2) did not produce test outcomes',
   env_failed_pr2: 'a PR2-era state (S3, S4 or S5) did not produce test outcomes',
   // chain failed
+  pr1_base_crash: "the test runner crashes at pr1_base with PR1's test files overlaid (they need code PR1 adds to load)",
+  pr2_base_crash: "the test runner crashes at pr2_base with PR2's test files overlaid (they need code PR2 adds to load)",
   no_pr1_failure: "PR1's own tests do not fail at pr1_base",
   pr1_f2p_zero: 'tests fail at pr1_base but none of them passes at pr1_head, so there is no PR1 fail->pass set',
   pr1_p2p_empty: 'no PR1 test passes both before and after PR1, so there is no PASS_TO_PASS set',

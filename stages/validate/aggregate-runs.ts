@@ -9,17 +9,24 @@ export interface StateRequest {
   overlayFiles: string[];
 }
 
+export type RunFailure = NonNullable<StateResult['failure']>;
+
 /** Why a run is not evidence that the suite ran, or null when it is. */
 export function runProblem(run: StateRun): string | null {
-  if (run.timedOut) return `timed out after ${Math.round(run.durationMs / 1000)}s`;
-  if (!run.ok) return `the test runner produced no report (exit ${run.exitCode ?? 'none'}): ${lastLine(run.outputTail)}`;
+  return runFailure(run)?.text ?? null;
+}
+
+function runFailure(run: StateRun): { kind: RunFailure; text: string } | null {
+  const fail = (kind: RunFailure, text: string) => ({ kind, text });
+  if (run.timedOut) return fail('timeout', `timed out after ${Math.round(run.durationMs / 1000)}s`);
+  if (!run.ok) return fail('no_report', `the test runner produced no report (exit ${run.exitCode ?? 'none'}): ${lastLine(run.outputTail)}`);
   // The runner's own verdict that its output is not evidence (a crash before any test, a count mismatch).
-  if (run.parsed.problem) return run.parsed.problem;
+  if (run.parsed.problem) return fail('crash', run.parsed.problem);
   const statuses = Object.values(run.parsed.tests);
   const failed = statuses.some((s) => s === 'fail' || s === 'error') || run.parsed.collectionErrors.length > 0;
   // A non-zero exit with nothing that failed is an infrastructure error, never a pass.
   if (run.exitCode !== 0 && run.exitCode !== 5 && !failed) {
-    return `the test runner exited ${run.exitCode} without a failing test: ${lastLine(run.outputTail)}`;
+    return fail('infra', `the test runner exited ${run.exitCode} without a failing test: ${lastLine(run.outputTail)}`);
   }
   return null;
 }
@@ -33,8 +40,8 @@ function lastLine(text: string): string {
 export function aggregateRuns(req: StateRequest, runs: readonly StateRun[]): StateResult {
   const base = { name: req.name, checkout: req.checkout, overlay: req.overlay, testFiles: req.testFiles, runs: runs.length };
   const durationMs = runs.reduce((a, r) => a + r.durationMs, 0);
-  const problem = runs.map(runProblem).find((p) => p !== null) ?? null;
-  if (problem) return { ...base, ran: false, problem, tests: {}, collectionErrors: [], durationMs };
+  const problem = runs.map(runFailure).find((p) => p !== null) ?? null;
+  if (problem) return { ...base, ran: false, problem: problem.text, failure: problem.kind, tests: {}, collectionErrors: [], durationMs };
 
   const ids = new Set(runs.flatMap((r) => Object.keys(r.parsed.tests)));
   const tests: Record<string, Outcome> = {};
@@ -46,5 +53,5 @@ export function aggregateRuns(req: StateRequest, runs: readonly StateRun[]): Sta
     else tests[id] = 'flaky';
   }
   const collectionErrors = [...new Set(runs.flatMap((r) => r.parsed.collectionErrors))].sort();
-  return { ...base, ran: true, problem: null, tests, collectionErrors, durationMs };
+  return { ...base, ran: true, problem: null, failure: null, tests, collectionErrors, durationMs };
 }

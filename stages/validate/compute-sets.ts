@@ -100,8 +100,14 @@ function exclusionFor(states: Record<StateName, StateResult>, sets: Omit<ChainSe
     return null;
   };
   const ex = (reason: Exclusion['reason'], detail: string): Exclusion => ({ reason, detail, stage: 'validate' });
+  // The runner crashed at a base state while the head ran in the same environment: the PR's overlaid
+  // test files (e.g. a Django test app's models) need code the PR adds. The chain, not the environment.
+  const baseCrash = (base: StateResult, head: StateResult): boolean => base.failure === 'crash' && head.ran;
+  if (baseCrash(states.S1, states.S2) && !broken(['S2'])) return ex('pr1_base_crash', `S1: ${states.S1.problem}`);
   const pr1 = broken(['S1', 'S2']);
   if (pr1) return ex('env_failed_pr1', pr1);
+  if (baseCrash(states.S4, states.S5) && !broken(['S5'])) return ex('pr2_base_crash', `S4: ${states.S4.problem}`);
+  if (baseCrash(states.S3, states.S5) && !broken(['S4', 'S5'])) return ex('anticipation_not_gradeable', `S3: ${states.S3.problem}`);
   const pr2 = broken(['S3', 'S4', 'S5']);
   if (pr2) return ex('env_failed_pr2', pr2);
   // A test skipped at a PR's head that did not pass before it might have flipped had it run:

@@ -39,7 +39,7 @@ export async function runChainStates(opts: {
     if ('broken' in env) {
       // The environment never built: the state did not run, which is never read as "fails".
       const { name, checkout, overlay, testFiles } = req;
-      states[name] = { name, checkout, overlay, testFiles, ran: false, problem: env.broken, runs: 0, tests: {}, collectionErrors: [], durationMs: 0 };
+      states[name] = { name, checkout, overlay, testFiles, ran: false, problem: env.broken, failure: 'env_build', runs: 0, tests: {}, collectionErrors: [], durationMs: 0 };
       continue;
     }
     const runs = [];

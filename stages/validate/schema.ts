@@ -16,6 +16,8 @@ export const StateResultSchema = z.object({
   /** Evidence the suite ran in every repetition; when false, `problem` says why. */
   ran: z.boolean(),
   problem: z.string().nullable(),
+  /** Why it did not run: the environment never built, a timeout, no report, an exit without a failing test, or the runner crashed. */
+  failure: z.enum(['env_build', 'timeout', 'no_report', 'infra', 'crash']).nullable(),
   runs: z.number().int(),
   tests: z.record(z.string(), OutcomeSchema),
   /** Test files that could not be imported/collected. */

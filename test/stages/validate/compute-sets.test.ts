@@ -6,7 +6,7 @@ import type { TestStatus } from '../../../stages/validate/runners/types.ts';
 import type { Outcome, StateName, StateResult } from '../../../stages/validate/schema.ts';
 
 function state(name: StateName, tests: Record<string, Outcome>, extra: Partial<StateResult> = {}): StateResult {
-  return { name, checkout: 'c', overlay: null, testFiles: [], ran: true, problem: null, runs: 3, tests, collectionErrors: [], durationMs: 1, ...extra };
+  return { name, checkout: 'c', overlay: null, testFiles: [], ran: true, problem: null, failure: null, runs: 3, tests, collectionErrors: [], durationMs: 1, ...extra };
 }
 
 /** A healthy chain: t_new is PR1's fail->pass, t_old stays green, t_edge is the anticipation test. */
@@ -107,9 +107,18 @@ describe('computeSets', () => {
 
   it('state_that_did_not_run_is_an_environment_failure_never_a_fail', () => {
     const st = healthy();
-    st.S4 = state('S4', {}, { ran: false, problem: 'timed out after 600s' });
+    st.S4 = state('S4', {}, { ran: false, problem: 'timed out after 600s', failure: 'timeout' });
     const s = computeSets(st);
     expect(s.exclusion).toMatchObject({ reason: 'env_failed_pr2', detail: 'S4: timed out after 600s' });
+  });
+
+  it('runner_crash_at_the_base_from_the_overlaid_tests_is_the_chain_not_the_environment', () => {
+    const st = healthy();
+    st.S1 = state('S1', {}, { ran: false, failure: 'crash', problem: "TypeError: __init__() got an unexpected keyword argument 'nulls_distinct'" });
+    expect(computeSets(st).exclusion).toMatchObject({ reason: 'pr1_base_crash' });
+    // The same crash at the head too is the environment.
+    st.S2 = state('S2', {}, { ran: false, failure: 'crash', problem: 'settings failed' });
+    expect(computeSets(st).exclusion?.reason).toBe('env_failed_pr1');
   });
 
   it('fix_only_another_backend_can_show_gets_a_reason_not_a_false_row', () => {
