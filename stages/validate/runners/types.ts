@@ -26,7 +26,7 @@ export interface ParseInput {
 
 export interface Runner {
   name: string;
-  /** Path of the in-container helper script, relative to the runner folder. */
+  /** Path of the in-container helper script, relative to `dir` (mounted at /foresight). */
   script: string;
   /**
    * Absolute host path of the runner folder (mounted read-only at /foresight).

@@ -365,7 +365,7 @@ describe.skipIf(skip)('django runner (Docker, Django-style repository)', () => {
     // openChainEnv sets no such variable (an env image does): run the script by hand with one.
     const c = await docker.createContainer({
       Image: IMAGE,
-      Cmd: ['sh', '/foresight/run_state.sh', revs.B, '-', '/tmp/log', CALC],
+      Cmd: ['sh', '/foresight/django/run_state.sh', revs.B, '-', '/tmp/log', CALC],
       User: '65534:65534',
       Env: ['HOME=/tmp', 'FORESIGHT_PYTHON=/nonexistent/python'],
       WorkingDir: '/tmp',

@@ -298,7 +298,7 @@ describe('labels and ids', () => {
 describe('runner registry', () => {
   it('has django', () => {
     expect(runners.get('django')).toBe(djangoRunner);
-    expect(getRunner('django').script).toBe('run_state.sh');
+    expect(getRunner('django').script).toBe('django/run_state.sh');
     expect(djangoRunner.testCmd).toContain('runtests.py --settings=test_sqlite --parallel 1 -v 2 --noinput');
   });
 });

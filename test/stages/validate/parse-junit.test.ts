@@ -128,7 +128,7 @@ describe('pytest JUnit edge cases', () => {
 describe('runner registry', () => {
   it('has pytest', () => {
     expect(runners.get('pytest')).toBe(pytestRunner);
-    expect(getRunner('pytest').script).toBe('run_state.sh');
+    expect(getRunner('pytest').script).toBe('pytest/run_state.sh');
   });
 
   it('names the known runners for an unknown one', () => {

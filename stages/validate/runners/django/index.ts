@@ -11,8 +11,9 @@ export const DJANGO_CMD = 'cd tests && python3 runtests.py --settings=test_sqlit
 
 export const djangoRunner: Runner = {
   name: 'django',
-  script: 'run_state.sh',
-  dir: fileURLToPath(new URL('.', import.meta.url)),
+  // The whole runners/ folder is mounted: the script sources the shared runners/checkout.sh.
+  script: 'django/run_state.sh',
+  dir: fileURLToPath(new URL('..', import.meta.url)),
   // Django itself is the checkout (on PYTHONPATH); the SQLite settings need only its two required
   // dependencies. Optional ones (tests/requirements/py3.txt) come from the recipe.
   installCmd: 'python3 -m pip install asgiref sqlparse',

@@ -1,8 +1,7 @@
 #!/bin/sh
 # In-container primitive of the django runner (POSIX sh; mounted read-only at /foresight).
 #   run_state.sh <checkout_sha> <overlay_sha|-> <log_out> <test_files...>
-# Same contract and git part as runners/pytest/run_state.sh (the ~40 git lines are duplicated on
-# purpose: only this runner's folder is mounted, and the script must stay self-contained):
+# Same contract and git part as runners/pytest/run_state.sh (both source runners/checkout.sh):
 # in /tmp/testbed (cloned once from the read-only git dir at /src) check out <checkout_sha>, remove
 # every untracked/ignored file, overlay the given test files that exist at <overlay_sha>, keep the
 # test files that exist now. Then run Django's own runner on them:
@@ -41,54 +40,7 @@ rm -f "$log"
 
 die() { code=$1; shift; echo "run_state: $*" >&2; exit "$code"; }
 
-# ---- git part: identical to runners/pytest/run_state.sh -------------------------------------------
-if [ ! -d "$testbed/.git" ]; then
-  # /src belongs to another uid. git 2.39 (bookworm) honours safe.directory only from the
-  # global/system config, not from `-c` (the local transport's upload-pack ignores it): write it.
-  if [ "$(git config --global --get safe.directory)" != "*" ]; then
-    git config --global --replace-all safe.directory '*' || die 90 "cannot write $HOME/.gitconfig"
-  fi
-  # Clone into a temporary directory first: a clone killed halfway must not look usable.
-  rm -rf "$testbed" "$testbed.partial"
-  # A local clone copies the object files; one it cannot read (e.g. a partial clone's 0600 .promisor
-  # marker) fails it, so fall back to the pack transport, which reads only objects.
-  git -c safe.directory='*' clone -q --no-hardlinks --no-checkout "$src" "$testbed.partial" 2>/dev/null \
-    || { rm -rf "$testbed.partial" && git -c safe.directory='*' clone -q --no-checkout "file://$src" "$testbed.partial"; } \
-    || die 90 "git clone of $src failed"
-  mv "$testbed.partial" "$testbed" || die 90 "cannot move the clone into $testbed"
-fi
-cd "$testbed" || die 90 "no $testbed"
-
-# A local clone copies all objects, but fetch every ref too if a commit is still missing.
-have_commit() { git cat-file -e "$1^{commit}" 2>/dev/null; }
-need_commit() {
-  have_commit "$1" && return 0
-  git fetch -q origin '+refs/*:refs/foresight/*' >/dev/null 2>&1
-  have_commit "$1"
-}
-
-need_commit "$checkout" || die 91 "commit $checkout is not in $src"
-git -c advice.detachedHead=false checkout -qf "$checkout" || die 91 "git checkout $checkout failed"
-git clean -qfdx || die 91 "git clean failed"
-
-if [ "$overlay" != "-" ]; then
-  need_commit "$overlay" || die 92 "commit $overlay is not in $src"
-  for f do
-    if [ "$(git cat-file -t "$overlay:$f" 2>/dev/null)" = blob ]; then
-      git --literal-pathspecs checkout -q "$overlay" -- "$f" || die 92 "cannot overlay $f from $overlay"
-    fi
-  done
-  # Support files the PR's tests need (test apps' models, conftest.py, fixtures), one per line.
-  if [ -n "${FORESIGHT_OVERLAY_FILES:-}" ]; then
-    printf '%s\n' "$FORESIGHT_OVERLAY_FILES" | while IFS= read -r f; do
-      [ -n "$f" ] || continue
-      if [ "$(git cat-file -t "$overlay:$f" 2>/dev/null)" = blob ]; then
-        git --literal-pathspecs checkout -q "$overlay" -- "$f" || exit 1
-      fi
-    done || die 92 "cannot overlay the support files from $overlay"
-  fi
-fi
-# ---- end of the git part --------------------------------------------------------------------------
+. "$(dirname "$0")/../checkout.sh"
 
 note() {
   printf '[foresight-django] %s\n' "$*"

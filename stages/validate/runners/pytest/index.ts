@@ -8,8 +8,9 @@ export const PYTEST_CMD =
 
 export const pytestRunner: Runner = {
   name: 'pytest',
-  script: 'run_state.sh',
-  dir: fileURLToPath(new URL('.', import.meta.url)),
+  // The whole runners/ folder is mounted: the script sources the shared runners/checkout.sh.
+  script: 'pytest/run_state.sh',
+  dir: fileURLToPath(new URL('..', import.meta.url)),
   // The image is Debian bookworm with its python3, python3-pytest and git (scripts/build-base-image.sh);
   // a repository with dependencies gets them from its recipe.
   installCmd: 'debootstrap --variant=minbase --include=python3,python3-pytest,git bookworm',

@@ -1,0 +1,52 @@
+# Sourced by every runner's run_state.sh (POSIX sh), with $checkout, $overlay, $src, $testbed set, a
+# `die <code> <message>` function defined and the test files as positional parameters:
+# in $testbed (cloned once from the read-only git dir at $src) check out $checkout, remove every
+# untracked/ignored file, lay over it the given test files and the support files named in
+# $FORESIGHT_OVERLAY_FILES (one per line) that exist at $overlay ("-": none). Leaves the shell in
+# $testbed. Exit codes through die: 90 clone failed, 91 checkout failed, 92 overlay failed.
+if [ ! -d "$testbed/.git" ]; then
+  # /src belongs to another uid. git 2.39 (bookworm) honours safe.directory only from the
+  # global/system config, not from `-c` (the local transport's upload-pack ignores it): write it.
+  if [ "$(git config --global --get safe.directory)" != "*" ]; then
+    git config --global --replace-all safe.directory '*' || die 90 "cannot write $HOME/.gitconfig"
+  fi
+  # Clone into a temporary directory first: a clone killed halfway must not look usable.
+  rm -rf "$testbed" "$testbed.partial"
+  # A local clone copies the object files; one it cannot read (e.g. a partial clone's 0600 .promisor
+  # marker) fails it, so fall back to the pack transport, which reads only objects.
+  git -c safe.directory='*' clone -q --no-hardlinks --no-checkout "$src" "$testbed.partial" 2>/dev/null \
+    || { rm -rf "$testbed.partial" && git -c safe.directory='*' clone -q --no-checkout "file://$src" "$testbed.partial"; } \
+    || die 90 "git clone of $src failed"
+  mv "$testbed.partial" "$testbed" || die 90 "cannot move the clone into $testbed"
+fi
+cd "$testbed" || die 90 "no $testbed"
+
+# A local clone copies all objects, but fetch every ref too if a commit is still missing.
+have_commit() { git cat-file -e "$1^{commit}" 2>/dev/null; }
+need_commit() {
+  have_commit "$1" && return 0
+  git fetch -q origin '+refs/*:refs/foresight/*' >/dev/null 2>&1
+  have_commit "$1"
+}
+
+need_commit "$checkout" || die 91 "commit $checkout is not in $src"
+git -c advice.detachedHead=false checkout -qf "$checkout" || die 91 "git checkout $checkout failed"
+git clean -qfdx || die 91 "git clean failed"
+
+if [ "$overlay" != "-" ]; then
+  need_commit "$overlay" || die 92 "commit $overlay is not in $src"
+  for f do
+    if [ "$(git cat-file -t "$overlay:$f" 2>/dev/null)" = blob ]; then
+      git --literal-pathspecs checkout -q "$overlay" -- "$f" || die 92 "cannot overlay $f from $overlay"
+    fi
+  done
+  # Support files the PR's tests need (test apps' models, conftest.py, fixtures), one per line.
+  if [ -n "${FORESIGHT_OVERLAY_FILES:-}" ]; then
+    printf '%s\n' "$FORESIGHT_OVERLAY_FILES" | while IFS= read -r f; do
+      [ -n "$f" ] || continue
+      if [ "$(git cat-file -t "$overlay:$f" 2>/dev/null)" = blob ]; then
+        git --literal-pathspecs checkout -q "$overlay" -- "$f" || exit 1
+      fi
+    done || die 92 "cannot overlay the support files from $overlay"
+  fi
+fi
