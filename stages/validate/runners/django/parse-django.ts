@@ -41,92 +41,26 @@
  * runner exited, or the number of results disagrees with Django's own `Ran N tests`.
  */
 import type { ParsedRun, TestStatus } from '../types.ts';
+import {
+  type Desc,
+  djangoLabel,
+  isFailedTest,
+  isHolder,
+  isTest,
+  lastToken,
+  parseDesc,
+  type Token,
+  TOKEN_STATUS,
+  token,
+  worse,
+} from './django-ids.ts';
+import { crashLine, filesOfFailedImport, lastLine, parseBlocks, SEP1, SEP2 } from './django-log.ts';
+
+export { djangoLabel, djangoTestFile, parseDesc } from './django-ids.ts';
 
 export const MARK = '[foresight-django]';
 
-const RANK: Record<TestStatus, number> = { pass: 0, skip: 1, error: 2, fail: 3 };
-const worse = (a: TestStatus | undefined, b: TestStatus): TestStatus => (a === undefined || RANK[b] > RANK[a] ? b : a);
-
-const SEP1 = '='.repeat(70);
-const SEP2 = '-'.repeat(70);
-const FAILED_TEST = 'unittest.loader._FailedTest';
-const HOLDERS = new Set(['setUpClass', 'tearDownClass', 'setUpModule', 'tearDownModule']);
-
-/** `name (dotted)` at the start of a text; name and dotted are unicode-safe (no spaces or parentheses). */
-const DESC = /^([^\s()]+) \(([^\s()]+)\)/u;
-/** A status word at the very end of a line (anything the test printed may precede it). */
-const STATUS_END = /(ok|FAIL|ERROR|expected failure|unexpected success|skipped (?:'.*'|".*"))$/u;
 const RAN = /^Ran (\d+) tests? in /;
-
-type Token = 'ok' | 'FAIL' | 'ERROR' | 'skip' | 'xfail' | 'xpass';
-
-function token(line: string): Token | null {
-  const m = STATUS_END.exec(line);
-  if (!m) return null;
-  const w = m[1]!;
-  if (w.startsWith('skipped')) return 'skip';
-  if (w === 'expected failure') return 'xfail';
-  if (w === 'unexpected success') return 'xpass';
-  return w as Token;
-}
-
-const TOKEN_STATUS: Record<Token, TestStatus> = { ok: 'pass', FAIL: 'fail', ERROR: 'error', skip: 'skip', xfail: 'skip', xpass: 'fail' };
-
-interface Desc {
-  /** `test_x (module.Class)`; for a fixture holder `setUpClass (module.Class)`. */
-  id: string;
-  name: string;
-  /** Dotted class path (module path for module fixtures), without the ≥ 3.11 `.test_x` suffix. */
-  cls: string;
-  /** Characters of the text the description used. */
-  length: number;
-}
-
-/** Parse `test_x (module.Class[.test_x])` at the start of `text`. */
-export function parseDesc(text: string): Desc | null {
-  const m = DESC.exec(text);
-  if (!m) return null;
-  const name = m[1]!;
-  let cls = m[2]!;
-  if (cls.endsWith(`.${name}`)) cls = cls.slice(0, -(name.length + 1));
-  return { id: `${name} (${cls})`, name, cls, length: m[0].length };
-}
-
-const isFailedTest = (d: Desc): boolean => d.cls === FAILED_TEST;
-const isHolder = (d: Desc): boolean => HOLDERS.has(d.name) && !d.cls.startsWith('unittest.loader.');
-/** A real test: a dotted class path (module.Class), not a load failure or a fixture holder. */
-const isTest = (d: Desc): boolean => !isFailedTest(d) && !isHolder(d) && d.cls.includes('.');
-
-const IDENT_PATH = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+$/;
-
-/**
- * The runtests.py label of a test file, as run_state.sh derives it: `tests/foo/tests.py` → `foo.tests`,
- * `tests/foo/tests/test_x.py` → `foo.tests.test_x`; null for files that are not modules of a test app.
- */
-export function djangoLabel(file: string): string | null {
-  const f = file.replace(/\\/g, '/').replace(/^\.\//, '');
-  if (!/^tests\/[^/]+\/.+\.py$/.test(f)) return null;
-  const label = f.slice('tests/'.length, -'.py'.length).replace(/\//g, '.');
-  return IDENT_PATH.test(label) ? label : null;
-}
-
-/** The requested test file a test id (`test_x (module.Class)`) belongs to, or null. */
-export function djangoTestFile(id: string, testFiles: readonly string[]): string | null {
-  const d = parseDesc(id);
-  if (!d) return null;
-  let best: { file: string; len: number } | null = null;
-  for (const file of testFiles) {
-    const label = djangoLabel(file);
-    if (label && d.cls.startsWith(`${label}.`) && (!best || label.length > best.len)) best = { file, len: label.length };
-  }
-  return best?.file ?? null;
-}
-
-interface Block {
-  kind: 'FAIL' | 'ERROR' | 'UNEXPECTED SUCCESS';
-  desc: Desc;
-  body: string;
-}
 
 interface Holder {
   desc: Desc;
@@ -361,76 +295,4 @@ export function parseDjangoLog(text: string, testFiles: readonly string[]): Djan
   const out: DjangoParse = { tests, collectionErrors: [...collectionErrors].sort(), ran, exitCode };
   if (problem !== undefined) out.problem = problem;
   return out;
-}
-
-/** The status word that counts among those streamed for one test (see the header comment). */
-function lastToken(tokens: readonly Token[], useFailError: boolean): Token | null {
-  for (let i = tokens.length - 1; i >= 0; i--) {
-    const t = tokens[i]!;
-    if (useFailError || (t !== 'FAIL' && t !== 'ERROR')) return t;
-  }
-  return null;
-}
-
-/** `====` / `KIND: desc` [/ docstring] / `----` / body … ; UNEXPECTED SUCCESS lines have no body. */
-function parseBlocks(lines: readonly string[]): Block[] {
-  const blocks: Array<{ kind: Block['kind']; desc: Desc; body: string[] }> = [];
-  let inBlock = false;
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i]!;
-    const m = /^(ERROR|FAIL|UNEXPECTED SUCCESS): (.*)$/.exec(line);
-    const prev = blocks[blocks.length - 1];
-    const unexpected = m?.[1] === 'UNEXPECTED SUCCESS' && inBlock && prev?.kind === 'UNEXPECTED SUCCESS';
-    if (m && (lines[i - 1] === SEP1 || unexpected)) {
-      const desc = parseDesc(m[2]!);
-      inBlock = desc !== null;
-      if (desc) blocks.push({ kind: m[1] as Block['kind'], desc, body: [] });
-    } else if (line === SEP1 && /^(ERROR|FAIL|UNEXPECTED SUCCESS): /.test(lines[i + 1] ?? '')) {
-      inBlock = false;
-    } else if (inBlock && prev) {
-      prev.body.push(line);
-    }
-  }
-  return blocks.map((b) => ({ kind: b.kind, desc: b.desc, body: b.body.join('\n') }));
-}
-
-/**
- * unittest names a failed import by the last part of the label (`tests` for `app.tests`), or by its
- * first part when even the package failed: prefer the requested files its traceback goes through.
- */
-function filesOfFailedImport(name: string, body: string, labelFile: ReadonlyMap<string, string>): string[] {
-  const byName = [...labelFile].filter(([label]) => {
-    const parts = label.split('.');
-    return label === name || parts[parts.length - 1] === name || parts[0] === name;
-  });
-  const inTraceback = byName.filter(([, file]) => body.includes(`/${file}"`) || body.includes(`"${file}"`));
-  if (inTraceback.length > 0) return inTraceback.map(([, f]) => f);
-  if (byName.length > 0) return byName.map(([, f]) => f);
-  return [`tests/${name.replace(/\./g, '/')}.py`];
-}
-
-/** The line that says why the runner died: the exception after the last traceback, else the last line. */
-function crashLine(lines: readonly string[]): string {
-  let tb = -1;
-  for (let i = lines.length - 1; i >= 0; i--) {
-    if (lines[i]!.startsWith('Traceback (most recent call last):')) {
-      tb = i;
-      break;
-    }
-  }
-  if (tb >= 0) {
-    let exc: string | null = null;
-    for (let i = tb + 1; i < lines.length; i++) {
-      const l = lines[i]!;
-      if (l !== '' && !/^\s/.test(l)) exc = l;
-      else if (exc !== null && l === '') break;
-    }
-    if (exc) return exc.slice(0, 300);
-  }
-  return lastLine(lines);
-}
-
-function lastLine(lines: readonly string[]): string {
-  for (let i = lines.length - 1; i >= 0; i--) if (lines[i]!.trim() !== '') return lines[i]!.trim().slice(0, 300);
-  return '(no output)';
 }
