@@ -8,7 +8,7 @@ export const EligibilitySchema = z.object({
 export type Eligibility = z.infer<typeof EligibilitySchema>;
 
 const REVERT = /^revert\b/i;
-const FIX = /\b(fix(e[sd])?|bug|regression|crash(es|ed)?|broken|incorrect|wrong|mishandl\w*|error|edge case)\b/i;
+const FIX = /\b(fix(e[sd])?|correct(s|ed)?|prevent(s|ed)?|bug|regression|crash(es|ed)?|broken|incorrect|wrong|mishandl\w*|error|edge case)\b/i;
 const FEATURE = /^(add(s|ed)?|support|implement|introduce|allow|enable|new|provide|expose)\b/i;
 const REFACTOR = /^(refactor|clean ?up|rename|reformat|move|simplify|tidy)\b/i;
 
@@ -25,7 +25,8 @@ export const eligibilityJudge: Judge<Eligibility> = {
     };
   },
   rules(input) {
-    const title = input.pr2.title.trim();
+    // Django-style "Fixed #N -- " / "Refs #N -- " prefixes name a ticket, not what the change does.
+    const title = input.pr2.title.trim().replace(/^(\[[\w.]+\]\s*)?((Fixed|Refs)\s+#?\d+(\s*,\s*|\s+and\s+)?)+\s*--\s*/i, '');
     if (REVERT.test(title)) return { verdict: 'revert', reason: `the title starts with "Revert": ${title}` };
     if (FIX.test(title)) return { verdict: 'bug_fix', reason: `the title describes a fix: ${title}` };
     if (FEATURE.test(title)) return { verdict: 'feature', reason: `the title describes new functionality: ${title}` };

@@ -172,3 +172,15 @@ describe('makeProviders', () => {
     expect(makeProviders(loadConfig({}), env).main.name).toBe('rules');
   });
 });
+
+describe('eligibility on Trac-style titles', () => {
+  const input = chain(CLEAN);
+  const withTitle = (title: string) => eligibilityJudge.rules({ ...input, pr2: { ...input.pr2, title } }, 'default');
+
+  it('reads what the change does, not the "Fixed #N --" ticket prefix', () => {
+    expect(withTitle('Fixed #1234 -- Added support for lazy widgets.').verdict).toBe('feature');
+    expect(withTitle('Refs #22712 -- Corrected deprecation of "all" argument in find().').verdict).toBe('bug_fix');
+    expect(withTitle('Fixed #35603 -- Prevented F.__contains__() from hanging.').verdict).toBe('bug_fix');
+    expect(withTitle('Fixed #35545, Refs #32833 -- Fixed ContentTypeManager.get_for_models() crash.').verdict).toBe('bug_fix');
+  });
+});
