@@ -9,8 +9,8 @@ export type Eligibility = z.infer<typeof EligibilitySchema>;
 
 const REVERT = /^revert\b/i;
 const FIX = /\b(fix(e[sd])?|correct(s|ed)?|prevent(s|ed)?|bug|regression|crash(es|ed)?|broken|incorrect|wrong|mishandl\w*|error|edge case)\b/i;
-const FEATURE = /^(add(s|ed)?|support|implement|introduce|allow|enable|new|provide|expose)\b/i;
-const REFACTOR = /^(refactor|clean ?up|rename|reformat|move|simplify|tidy)\b/i;
+const FEATURE = /^(add(s|ed)?|support(s|ed)?|implement(s|ed)?|introduce[sd]?|allow(s|ed)?|enable[sd]?|new|provide[sd]?|expose[sd]?|deprecate[sd]?)\b/i;
+const REFACTOR = /^(refactor(ed|s)?|clean(ed)? ?up|rename[sd]?|reformat(ted|s)?|move[sd]?|simplif(y|ied|ies)|tid(y|ied))\b/i;
 
 /** Is PR2 a fix of an edge case PR1 missed (not a feature, revert, refactor or non-bug)? */
 export const eligibilityJudge: Judge<Eligibility> = {
@@ -26,11 +26,14 @@ export const eligibilityJudge: Judge<Eligibility> = {
   },
   rules(input) {
     // Django-style "Fixed #N -- " / "Refs #N -- " prefixes name a ticket, not what the change does.
-    const title = input.pr2.title.trim().replace(/^(\[[\w.]+\]\s*)?((Fixed|Refs)\s+#?\d+(\s*,\s*|\s+and\s+)?)+\s*--\s*/i, '');
+    const raw = input.pr2.title.trim();
+    const title = raw.replace(/^(\[[\w.]+\]\s*)?((Fixed|Refs)\s+#?\d+(\s*,\s*|\s+and\s+)?)+\s*--\s*/i, '');
+    const ticketFixed = title !== raw && /^(\[[\w.]+\]\s*)?Fixed\s+#?\d+/i.test(raw);
     if (REVERT.test(title)) return { verdict: 'revert', reason: `the title starts with "Revert": ${title}` };
     if (FIX.test(title)) return { verdict: 'bug_fix', reason: `the title describes a fix: ${title}` };
     if (FEATURE.test(title)) return { verdict: 'feature', reason: `the title describes new functionality: ${title}` };
     if (REFACTOR.test(title)) return { verdict: 'refactor', reason: `the title describes a refactoring: ${title}` };
+    if (ticketFixed) return { verdict: 'bug_fix', reason: `a ticket closed as fixed, by a change that adds nothing new: ${raw}` };
     return { verdict: 'not_a_bug', reason: `the title names no defect: ${title}` };
   },
   passes: (v) => v.verdict === 'bug_fix',

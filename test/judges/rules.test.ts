@@ -182,5 +182,8 @@ describe('eligibility on Trac-style titles', () => {
     expect(withTitle('Refs #22712 -- Corrected deprecation of "all" argument in find().').verdict).toBe('bug_fix');
     expect(withTitle('Fixed #35603 -- Prevented F.__contains__() from hanging.').verdict).toBe('bug_fix');
     expect(withTitle('Fixed #35545, Refs #32833 -- Fixed ContentTypeManager.get_for_models() crash.').verdict).toBe('bug_fix');
+    // A ticket closed as fixed by a change that adds nothing new is a fix; "Refs" alone is not.
+    expect(withTitle('Fixed 35561 -- Made *args and **kwargs parsing more strict in Model.save().').verdict).toBe('bug_fix');
+    expect(withTitle('Refs #10941 -- Renamed query_string template tag to querystring.').verdict).toBe('refactor');
   });
 });
