@@ -22,6 +22,8 @@ export interface ExecOutcome {
 }
 
 const TAIL_CHARS = 64 * 1024;
+/** Marks the place where BoundedText dropped the middle of an output. */
+export const DROPPED = ' characters dropped …]';
 
 /** Keeps the first `headMax` and the last TAIL_CHARS characters of a stream of text. */
 class BoundedText {
@@ -45,7 +47,7 @@ class BoundedText {
   }
   text(): string {
     if (this.dropped === 0) return this.head + this.tail;
-    return `${this.head}\n[… ${this.dropped} characters dropped …]\n${this.tail}`;
+    return `${this.head}\n[… ${this.dropped}${DROPPED}\n${this.tail}`;
   }
 }
 
