@@ -21,6 +21,7 @@ interface CommonOpts {
   repo: string;
   since?: string;
   until?: string;
+  offline?: boolean;
   jobs?: string;
   runs?: string;
   clone?: string;
@@ -46,7 +47,8 @@ async function execute(opts: CommonOpts, part: { from?: StageName; only?: StageN
   const repo = { name, clone: await ensureClone({ repo: name, dataRoot, explicit: opts.clone, log }) };
   // Flags override the environment's FORESIGHT_* settings.
   const env = { ...process.env, ...(opts.jobs ? { FORESIGHT_JOBS: opts.jobs } : {}), ...(opts.runs ? { FORESIGHT_RUNS: opts.runs } : {}),
-    ...(opts.since ? { FORESIGHT_SINCE: opts.since } : {}), ...(opts.until ? { FORESIGHT_UNTIL: opts.until } : {}) };
+    ...(opts.since ? { FORESIGHT_SINCE: opts.since } : {}), ...(opts.until ? { FORESIGHT_UNTIL: opts.until } : {}),
+    ...(opts.offline ? { FORESIGHT_OFFLINE: '1' } : {}) };
   const results = await runPipeline({ dataRoot, repo, config: loadConfig(env), log, ...part, force: opts.force, signal: abort.signal });
   if (results.every((r) => r.outcome === 'up-to-date')) log.info('nothing to do: every stage is up to date');
   if (results.some((r) => r.stage === 'emit')) process.stdout.write((await summarize(dataRoot, repo.name)) + '\n');
@@ -62,6 +64,7 @@ function withCommon(cmd: Command, repoRequired = true): Command {
     .option('--force', 'rerun even when inputs are unchanged')
     .option('--since <date>', 'only fixes merged on or after this date (FORESIGHT_SINCE)')
     .option('--until <date>', 'only fixes merged before this date (FORESIGHT_UNTIL)')
+    .option('--offline', 'git history only: no GitHub, Trac or advisory requests (FORESIGHT_OFFLINE=1)')
     .option('--jobs <n>', 'chains validated at once (FORESIGHT_JOBS)')
     .option('--runs <n>', 'repetitions of each test state, for flakiness (FORESIGHT_RUNS)')
     .option('-v, --verbose', 'debug output on the terminal')
@@ -80,9 +83,8 @@ export function buildCli(): Command {
     withCommon(program.command(stage).description(`run only the ${stage} stage`)).action(async (o: CommonOpts) => execute(o, { only: stage }));
   }
   withCommon(program.command('demo').description('generate the bundled demo repository and mine it end to end'), false).action(async (o: CommonOpts) => {
-    const opts = { ...o, repo: o.repo ?? DEMO_REPO };
     // The demo is generated here: no service knows it, whatever tokens the environment holds.
-    process.env.FORESIGHT_OFFLINE = '1';
+    const opts = { ...o, repo: o.repo ?? DEMO_REPO, offline: true };
     const clone = join(repoDataDir(resolve(opts.data), opts.repo), 'clone');
     if (!opts.clone && !existsSync(clone)) {
       const { head } = await makeDemoRepo(clone);

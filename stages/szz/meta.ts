@@ -2,6 +2,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { git, gitRecords } from '../../pipeline/git.ts';
+import { REVERT_SUBJECT } from '../discover/sources/git/find-references.ts';
 
 export type MetaReason = 'merge' | 'revert' | 'mass_change';
 
@@ -40,7 +41,7 @@ export class MetaChanges {
         const files = root || nl < 0 ? 0 : rec.slice(nl + 1).split('\n').filter((l) => l.trim()).length;
         map.set(sha.trim(), {
           merge: parents.trim().split(' ').filter(Boolean).length > 1,
-          revert: /^(\[[\w.]+\]\s*)?Revert\s+"/i.test(subject),
+          revert: REVERT_SUBJECT.test(subject),
           files,
         });
       }

@@ -1,6 +1,5 @@
 import { join } from 'node:path';
 import type { Logger } from '../../pipeline/log.ts';
-import type { ExtractedChain } from '../extract/schema.ts';
 import { envImageFor } from './env/images.ts';
 import { loadRecipe } from './recipes/load.ts';
 import type { Recipe } from './recipes/schema.ts';
@@ -47,9 +46,4 @@ export async function eraEnvironment(opts: EnvironmentOptions, commit: string): 
   });
   if (!res.ok) return { ok: false, problem: `environment install failed at ${commit.slice(0, 10)}: ${res.detail.trim().split('\n').pop() ?? ''} (log: ${res.log})`, recipe, runner };
   return { ok: true, image: res.image, recipe, runner, built: res.built };
-}
-
-/** The commits whose recipe and dependencies define the two eras: PR1's head and PR2's head. */
-export function eraCommits(chain: ExtractedChain): { pr1: string; pr2: string } {
-  return { pr1: chain.pr1_head, pr2: chain.pr2_head };
 }

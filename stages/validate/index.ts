@@ -5,7 +5,7 @@ import { ExtractedChainSchema, type ExtractedChain } from '../extract/schema.ts'
 import { computeSets, type FileOf } from './compute-sets.ts';
 import { assertDockerReachable, connectDocker, ensureImage, openChainEnv, removeStaleContainers, type ChainEnv } from './env/docker.ts';
 import { applyCachePolicy, cacheSettingsFromEnv } from './env/images.ts';
-import { eraCommits, eraEnvironment, type EnvironmentOptions } from './environments.ts';
+import { eraEnvironment, type EnvironmentOptions } from './environments.ts';
 import { isIgnoredTest, type Recipe } from './recipes/schema.ts';
 import { runChainStates, type ChainCost } from './run-chain.ts';
 import { STATE_NAMES, ValidatedChainSchema, type StateName, type StateResult, type ValidatedChain } from './schema.ts';
@@ -54,9 +54,9 @@ export const validateStage: StageDef<ExtractedChain, ValidatedChain> = {
       async (chain): Promise<ValidatedChain> => {
         if (chain.excluded) return { ...chain, ...EMPTY_SETS, runner: cfg.runner, install_cmd: '', env_image_pr1: null, env_image_pr2: null, cost: null };
         const started = Date.now();
-        const eras = eraCommits(chain);
-        const pr1 = await eraEnvironment(envOpts, eras.pr1);
-        const pr2 = eras.pr2 === eras.pr1 ? pr1 : await eraEnvironment(envOpts, eras.pr2);
+        // Each era's environment comes from its PR's head: its recipe and dependency files.
+        const pr1 = await eraEnvironment(envOpts, chain.pr1_head);
+        const pr2 = chain.pr2_head === chain.pr1_head ? pr1 : await eraEnvironment(envOpts, chain.pr2_head);
         for (const e of [pr1, pr2]) if (e.ok) usedImages.add(e.image);
         imagesBuilt += [pr1, pr2 === pr1 ? null : pr2].filter((e) => e?.ok && e.built).length;
         // One container per distinct environment: one per chain when both eras share an image.

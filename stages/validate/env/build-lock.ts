@@ -2,15 +2,7 @@
 import { mkdir, open, readFile, rm, stat } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
-
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
+import { pidAlive } from './cleanup.ts';
 
 /** Where lock files live (one per key, across processes on this host). */
 export function lockDir(env: NodeJS.ProcessEnv = process.env): string {

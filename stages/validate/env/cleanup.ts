@@ -66,7 +66,8 @@ export async function removeLiveContainers(): Promise<void> {
   );
 }
 
-function pidAlive(pid: number): boolean {
+/** Whether a process of this host is still running (EPERM: it is, under another user). */
+export function pidAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

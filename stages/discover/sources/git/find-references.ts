@@ -68,10 +68,11 @@ export function findReferences(pr: PullRequest, resolve: RefResolver): Reference
   return refs;
 }
 
-const REVERT_TITLE = /^(\[[\w.]+\]\s*)?Revert\s+"/i;
+/** A subject git's revert command wrote, possibly after a backport's "[5.0.x] " marker. */
+export const REVERT_SUBJECT = /^(\[[\w.]+\]\s*)?Revert\s+"/i;
 
 export function isRevert(pr: Pick<PullRequest, 'title' | 'body'>): boolean {
-  return REVERT_TITLE.test(pr.title) || /This reverts commit [0-9a-f]{7,40}/i.test(pr.body);
+  return REVERT_SUBJECT.test(pr.title) || /This reverts commit [0-9a-f]{7,40}/i.test(pr.body);
 }
 
 const FIX_WORDS = /\b(fix(e[sd])?|bug(fix)?|regression|crash(es|ed)?|broken|incorrect|wrong|mishandl\w*|error)\b/i;
