@@ -10,12 +10,12 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import PQueue from 'p-queue';
-import { readJsonl, stageDir } from '../pipeline/artifacts.ts';
-import { loadConfig } from '../pipeline/config.ts';
-import { createLogger } from '../pipeline/log.ts';
+import { readJsonl, stageDir } from '../core/artifacts.ts';
+import { loadConfig } from '../core/config.ts';
+import { createLogger } from '../core/log.ts';
 import { runPipeline } from '../pipeline/pipeline.ts';
-import { makeDemoRepo } from '../scripts/make-demo-repo.ts';
-import { CandidateSchema } from '../stages/discover/schema.ts';
+import { makeDemoRepo } from '../pipeline/demo/make-demo-repo.ts';
+import { CandidateSchema } from '../core/model/candidate.ts';
 import { attributeFix } from '../stages/szz/attribute.ts';
 import { evaluateSzz, formatScores, readOracle } from '../stages/szz/evaluate.ts';
 

@@ -8,12 +8,12 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { stageDir } from '../pipeline/artifacts.ts';
-import { loadConfig } from '../pipeline/config.ts';
-import { createLogger } from '../pipeline/log.ts';
+import { stageDir } from '../core/artifacts.ts';
+import { loadConfig } from '../core/config.ts';
+import { createLogger } from '../core/log.ts';
 import { runPipeline } from '../pipeline/pipeline.ts';
-import { makeDemoRepo } from '../scripts/make-demo-repo.ts';
-import { connectDocker } from '../stages/validate/env/docker.ts';
+import { makeDemoRepo } from '../pipeline/demo/make-demo-repo.ts';
+import { connectDocker } from '../core/env/docker.ts';
 
 const { values } = parseArgs({ options: { clone: { type: 'string' }, repo: { type: 'string' }, jobs: { type: 'string' } } });
 const work = await mkdtemp(join(tmpdir(), 'foresight-bench-validate-'));

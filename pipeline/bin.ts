@@ -2,18 +2,17 @@
 import { Command, Option } from 'commander';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { makeDemoRepo } from '../scripts/make-demo-repo.ts';
-import { repoDataDir } from './artifacts.ts';
+import { makeDemoRepo } from './demo/make-demo-repo.ts';
+import { repoDataDir } from '../core/artifacts.ts';
 import { ensureClone } from './clone.ts';
-import { loadConfig } from './config.ts';
-import { errorMessage, ForesightError } from './errors.ts';
-import { createLogger } from './log.ts';
+import { loadConfig } from '../core/config.ts';
+import { errorMessage, ForesightError } from '../core/errors.ts';
+import { createLogger } from '../core/log.ts';
 import { parseStage, runPipeline } from './pipeline.ts';
-import { STAGES, type StageName } from './stage.ts';
+import { STAGES, type StageName } from '../core/stage.ts';
 import { summarize } from './summary.ts';
-import { evaluateSzz, formatScores, readOracle } from '../stages/szz/evaluate.ts';
-import type { SzzVariant } from '../stages/szz/attribute.ts';
-import { FORESIGHT_VERSION } from './version.ts';
+import { evaluateSzz, formatScores, readOracle, type SzzVariant } from '../stages/szz/index.ts';
+import { FORESIGHT_VERSION } from '../core/version.ts';
 
 export const DEMO_REPO = 'demo/minilib';
 

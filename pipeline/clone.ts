@@ -2,9 +2,9 @@ import { existsSync } from 'node:fs';
 import { mkdir, rename, rm } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { simpleGit } from 'simple-git';
-import { repoDataDir } from './artifacts.ts';
-import { ForesightError } from './errors.ts';
-import type { Logger } from './log.ts';
+import { repoDataDir } from '../core/artifacts.ts';
+import { ForesightError } from '../core/errors.ts';
+import type { Logger } from '../core/log.ts';
 
 /** Where `owner/name` is cloned from: FORESIGHT_GIT_URL (default https://github.com) + /owner/name.git. */
 export function cloneUrl(repo: string, env: NodeJS.ProcessEnv = process.env): string {

@@ -1,12 +1,12 @@
 import { join } from 'node:path';
-import { repoDataDir } from './artifacts.ts';
-import type { Config } from './config.ts';
-import { ForesightError } from './errors.ts';
-import { assertGitRepo } from './git.ts';
-import type { Logger } from './log.ts';
+import { repoDataDir } from '../core/artifacts.ts';
+import type { Config } from '../core/config.ts';
+import { ForesightError } from '../core/errors.ts';
+import { assertGitRepo } from '../core/git.ts';
+import type { Logger } from '../core/log.ts';
 import { STAGE_DEFS } from './registry.ts';
 import { runStage, type StageResult } from './run-stage.ts';
-import { STAGES, type RepoContext, type StageName } from './stage.ts';
+import { STAGES, type RepoContext, type StageName } from '../core/stage.ts';
 
 export interface RunPipelineOptions {
   dataRoot: string;

@@ -12,13 +12,13 @@ import {
   toJsonl,
   writeAtomic,
   writeManifest,
-} from './artifacts.ts';
-import type { Config } from './config.ts';
-import { ForesightError } from './errors.ts';
-import { fingerprint, hashTree, type Fingerprint } from './fingerprint.ts';
-import type { Logger } from './log.ts';
-import { STAGES, type AnyStage, type RepoContext, type StageContext } from './stage.ts';
-import { FORESIGHT_VERSION, PROJECT_ROOT } from './version.ts';
+} from '../core/artifacts.ts';
+import type { Config } from '../core/config.ts';
+import { ForesightError } from '../core/errors.ts';
+import { fingerprint, hashTree, type Fingerprint } from '../core/fingerprint.ts';
+import type { Logger } from '../core/log.ts';
+import { STAGES, type AnyStage, type RepoContext, type StageContext } from '../core/stage.ts';
+import { FORESIGHT_VERSION, PROJECT_ROOT } from '../core/version.ts';
 
 export interface RunStageOptions {
   dataRoot: string;

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { z } from 'zod';
-import { readJsonl, stageDir } from './artifacts.ts';
+import { readJsonl, stageDir } from '../core/artifacts.ts';
 
 const Row = z.object({
   instance_id: z.string(),

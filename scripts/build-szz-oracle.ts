@@ -7,7 +7,7 @@
  */
 import { writeFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import { git, gitRecords } from '../pipeline/git.ts';
+import { git, gitRecords } from '../core/git.ts';
 
 const NAMED = /\b(?:Regression|Bug) (?:in|from|introduced in) ([0-9a-f]{7,40})\b/g;
 

@@ -1,12 +1,5 @@
-import { z } from 'zod';
+import { AttributionSchema, type Attribution } from '../../core/model/verdicts.ts';
 import type { Judge } from '../types.ts';
-
-/** A: PR1 introduced the defect. B: the defect predates PR1. C: PR1 only moved the lines. D: unrelated. */
-export const AttributionSchema = z.object({
-  code: z.enum(['A', 'B', 'C', 'D']),
-  reason: z.string(),
-});
-export type Attribution = z.infer<typeof AttributionSchema>;
 
 /** Did PR1 (found by blame) actually introduce the defect PR2 fixed? */
 export const attributionJudge: Judge<Attribution> = {

@@ -1,11 +1,5 @@
-import { z } from 'zod';
+import { EligibilitySchema, type Eligibility } from '../../core/model/verdicts.ts';
 import type { Judge } from '../types.ts';
-
-export const EligibilitySchema = z.object({
-  verdict: z.enum(['bug_fix', 'feature', 'revert', 'refactor', 'not_a_bug']),
-  reason: z.string(),
-});
-export type Eligibility = z.infer<typeof EligibilitySchema>;
 
 const REVERT = /^revert\b/i;
 const FIX = /\b(fix(e[sd])?|correct(s|ed)?|prevent(s|ed)?|bug|regression|crash(es|ed)?|broken|incorrect|wrong|mishandl\w*|error|edge case)\b/i;

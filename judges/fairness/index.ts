@@ -1,13 +1,7 @@
-import { z } from 'zod';
+import { FairnessSchema, type Fairness } from '../../core/model/verdicts.ts';
 import { addedLines, identifiers, ngrams, words } from '../text.ts';
 import type { Judge, JudgeInput } from '../types.ts';
 
-export const FairnessSchema = z.object({
-  leak: z.boolean(),
-  prescribes_mechanism: z.boolean(),
-  reason: z.string(),
-});
-export type Fairness = z.infer<typeof FairnessSchema>;
 
 /** Identifiers PR2 introduces that PR1's own text and diff never use: seeing one in PR1's statement is a leak. */
 function pr2OnlyIdentifiers(input: JudgeInput): Set<string> {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ForesightError } from '../../pipeline/errors.ts';
+import { ForesightError } from '../../core/errors.ts';
 
 /** Settings for the LLM judges; `null` from `llmConfigFromEnv` means "use the offline rules provider". */
 export interface LlmConfig {

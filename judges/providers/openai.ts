@@ -1,7 +1,7 @@
 import { inspect } from 'node:util';
 import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError } from 'openai';
 import type { z } from 'zod';
-import { ForesightError } from '../../pipeline/errors.ts';
+import { ForesightError } from '../../core/errors.ts';
 import type { Judge, JudgeInput, JudgeProvider } from '../types.ts';
 
 export interface OpenAIProviderOptions {

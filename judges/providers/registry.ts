@@ -1,4 +1,4 @@
-import type { Config } from '../../pipeline/config.ts';
+import type { Config } from '../../core/config.ts';
 import { FAIRNESS_RULE_SETS } from '../fairness/index.ts';
 import type { JudgeProvider } from '../types.ts';
 import { llmConfigFromEnv } from './config.ts';

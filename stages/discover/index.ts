@@ -1,22 +1,16 @@
-import { join } from 'node:path';
-import { changeLabel } from '../../pipeline/chain.ts';
-import { fingerprint } from '../../pipeline/fingerprint.ts';
-import { errorMessage } from '../../pipeline/errors.ts';
-import { revParse } from '../../pipeline/git.ts';
-import type { StageDef } from '../../pipeline/stage.ts';
-import { CandidateSchema, type Advisory, type Candidate, type Reference } from './schema.ts';
-import { hasFixKeywords, isRevert } from './sources/git/find-references.ts';
-import { listChanges } from './sources/git/index.ts';
-import { mainlineFiles } from './sources/git/list-merged-prs.ts';
-import { patchIds } from './sources/git/patch-id.ts';
-import { isTestFile } from '../../pipeline/files.ts';
-import { availableSources, SOURCE_SETTINGS } from './sources/registry.ts';
-import type { SourceInput } from './sources/types.ts';
-
-/** Where a source keeps its HTTP cache: data/<repo>/http-cache/<source>/ (outlives stage reruns). */
-export function sourceCacheDir(repoDir: string, source: string): string {
-  return join(repoDir, 'http-cache', source);
-}
+import { changeLabel } from '../../core/model/change.ts';
+import { fingerprint } from '../../core/fingerprint.ts';
+import { errorMessage } from '../../core/errors.ts';
+import { revParse } from '../../core/git.ts';
+import type { StageDef } from '../../core/stage.ts';
+import { CandidateSchema, type Advisory, type Candidate, type Reference } from '../../core/model/candidate.ts';
+import { hasFixKeywords, isRevert } from '../../core/sources/git/find-references.ts';
+import { listChanges } from '../../core/history/changes.ts';
+import { mainlineFiles } from '../../core/history/mainline.ts';
+import { patchIds } from './patch-id.ts';
+import { isTestFile } from '../../core/files.ts';
+import { availableSources, SOURCE_SETTINGS, sourceCacheDir } from '../../core/sources/registry.ts';
+import type { SourceInput } from '../../core/sources/types.ts';
 
 /**
  * discover: list the merged changes of a local clone (PRs, or commits for histories without PRs),
@@ -26,7 +20,7 @@ export function sourceCacheDir(repoDir: string, source: string): string {
  */
 export const discoverStage: StageDef<never, Candidate> = {
   name: 'discover',
-  code: ['stages/discover', 'pipeline/chain.ts', 'pipeline/git.ts'],
+  code: ['stages/discover', 'core'],
   config: (cfg) => cfg.discover,
   input: null,
   output: CandidateSchema,

@@ -1,4 +1,4 @@
-import type { JudgedChain } from '../judge/schema.ts';
+import type { JudgedChain } from '../../core/model/judged.ts';
 
 export interface RowContext {
   /** The image when none is recorded on the chain (an explicit FORESIGHT_IMAGE). */

@@ -1,4 +1,4 @@
-import { EXCLUSION_REASONS, type ExclusionReason } from '../../pipeline/chain.ts';
+import { EXCLUSION_REASONS, type ExclusionReason } from '../../core/model/change.ts';
 
 export interface CardInput {
   repo: string;

@@ -1,10 +1,10 @@
 import { join } from 'node:path';
-import { toJsonl, writeAtomic } from '../../pipeline/artifacts.ts';
-import type { StageDef } from '../../pipeline/stage.ts';
-import { FORESIGHT_VERSION } from '../../pipeline/version.ts';
-import { JudgedChainSchema, type JudgedChain } from '../judge/schema.ts';
-import { runners } from '../validate/runners/registry.ts';
-import { REPO_PATH } from '../validate/env/docker.ts';
+import { toJsonl, writeAtomic } from '../../core/artifacts.ts';
+import type { StageDef } from '../../core/stage.ts';
+import { FORESIGHT_VERSION } from '../../core/version.ts';
+import { JudgedChainSchema, type JudgedChain } from '../../core/model/judged.ts';
+import { runners } from '../../core/env/runners/registry.ts';
+import { REPO_PATH } from '../../core/env/docker.ts';
 import { rowSchema, TEST_COLUMNS, VERIFIED_COLUMNS } from './columns.ts';
 import { datasetCard } from './dataset-card.ts';
 import { testRow, verifiedRow, type RowContext } from './build-rows.ts';
@@ -25,7 +25,7 @@ export function hfDir(outDir: string): string {
  */
 export const emitStage: StageDef<JudgedChain, Record<string, unknown>> = {
   name: 'emit',
-  code: ['stages/emit', 'stages/validate/runners'],
+  code: ['stages/emit', 'core'],
   config: (cfg) => ({ image: cfg.validate.image }),
   input: JudgedChainSchema,
   output: VerifiedRowSchema,

@@ -21,7 +21,7 @@ import {
   makeBuilder,
   type DataType,
 } from 'apache-arrow';
-import { ForesightError } from '../../pipeline/errors.ts';
+import { ForesightError } from '../../core/errors.ts';
 
 export type ColumnType = 'string' | 'int64' | 'float64' | 'bool';
 export interface ColumnSpec {

@@ -1,10 +1,9 @@
-import type { PullRequest } from '../../pipeline/chain.ts';
-import { errorMessage } from '../../pipeline/errors.ts';
-import type { Logger } from '../../pipeline/log.ts';
-import { sourceCacheDir } from '../discover/index.ts';
-import { availableSources } from '../discover/sources/registry.ts';
-import type { Source, SourceInput } from '../discover/sources/types.ts';
-import type { ExtractedChain } from './schema.ts';
+import type { PullRequest } from '../../core/model/change.ts';
+import { errorMessage } from '../../core/errors.ts';
+import type { Logger } from '../../core/log.ts';
+import { availableSources, sourceCacheDir } from '../../core/sources/registry.ts';
+import type { Source, SourceInput } from '../../core/sources/types.ts';
+import type { ExtractedChain } from '../../core/model/extracted.ts';
 
 type Discussion = Pick<ExtractedChain, 'pr_comments' | 'linked_issues'>;
 

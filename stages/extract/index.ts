@@ -1,7 +1,7 @@
-import { changeLabel, type PullRequest } from '../../pipeline/chain.ts';
-import type { StageDef } from '../../pipeline/stage.ts';
-import { ChainSchema, type Chain } from '../szz/schema.ts';
-import { ExtractedChainSchema, type ExtractedChain } from './schema.ts';
+import { changeLabel, type PullRequest } from '../../core/model/change.ts';
+import type { StageDef } from '../../core/stage.ts';
+import { ChainSchema, type Chain } from '../../core/model/chain.ts';
+import { ExtractedChainSchema, type ExtractedChain } from '../../core/model/extracted.ts';
 import { contextCollector } from './context.ts';
 import { splitPatch } from './split-patch.ts';
 
@@ -19,7 +19,7 @@ const DAY_MS = 86_400_000;
  */
 export const extractStage: StageDef<Chain, ExtractedChain> = {
   name: 'extract',
-  code: ['stages/extract', 'pipeline/files.ts', 'stages/discover/sources'],
+  code: ['stages/extract', 'core'],
   config: (cfg) => ({ offline: cfg.discover.offline }),
   input: ChainSchema,
   output: ExtractedChainSchema,

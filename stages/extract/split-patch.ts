@@ -1,5 +1,5 @@
-import { isTestFile, isTestModule } from '../../pipeline/files.ts';
-import { git } from '../../pipeline/git.ts';
+import { isTestFile, isTestModule } from '../../core/files.ts';
+import { git } from '../../core/git.ts';
 
 export interface SplitPatch {
   /** Diff of non-test files. */

@@ -1,10 +1,10 @@
 import { makeProviders } from '../../judges/providers/registry.ts';
 import { JUDGES } from '../../judges/registry.ts';
 import type { Judge, JudgeInput, JudgeProvider } from '../../judges/types.ts';
-import { changeLabel, type Exclusion } from '../../pipeline/chain.ts';
-import type { StageDef } from '../../pipeline/stage.ts';
-import { ValidatedChainSchema, type ValidatedChain } from '../validate/schema.ts';
-import { JudgedChainSchema, type JudgedChain, type Verdicts } from './schema.ts';
+import { changeLabel, type Exclusion } from '../../core/model/change.ts';
+import type { StageDef } from '../../core/stage.ts';
+import { ValidatedChainSchema, type ValidatedChain } from '../../core/model/validated.ts';
+import { JudgedChainSchema, type JudgedChain, type Verdicts } from '../../core/model/judged.ts';
 
 export function judgeInput(c: ValidatedChain): JudgeInput {
   const fromPr1 = c.szz.candidates.find((k) => k.change === c.pr1.id)?.score ?? 0;
@@ -40,7 +40,7 @@ function exclusionOf(v: Verdicts): Exclusion | null {
  */
 export const judgeStage: StageDef<ValidatedChain, JudgedChain> = {
   name: 'judge',
-  code: ['stages/judge', 'judges'],
+  code: ['stages/judge', 'judges', 'core'],
   config: (cfg) => cfg.judge,
   input: ValidatedChainSchema,
   output: JudgedChainSchema,

@@ -1,8 +1,8 @@
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { isBlankOrComment } from '../../pipeline/files.ts';
-import { git } from '../../pipeline/git.ts';
+import { isBlankOrComment } from '../../core/files.ts';
+import { git } from '../../core/git.ts';
 import { blameLines, type BlamedLine, type BlameOptions } from './blame.ts';
 import { fixedLines, type FixedLines } from './diff-lines.ts';
 import { enclosingBlock } from './enclosing.ts';

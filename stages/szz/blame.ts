@@ -1,4 +1,4 @@
-import { gitRecords } from '../../pipeline/git.ts';
+import { gitRecords } from '../../core/git.ts';
 
 export interface BlamedLine {
   /** Line number in the blamed revision. */

@@ -1,7 +1,7 @@
 import PQueue from 'p-queue';
 import { z } from 'zod';
-import { readJsonl } from '../../pipeline/artifacts.ts';
-import { git } from '../../pipeline/git.ts';
+import { readJsonl } from '../../core/artifacts.ts';
+import { git } from '../../core/git.ts';
 import { attributeFix, selectFiles, type SzzVariant } from './attribute.ts';
 import { fixedLines } from './diff-lines.ts';
 import { MetaChanges } from './meta.ts';

@@ -1,13 +1,13 @@
 import { z } from 'zod';
-import type { PullRequest } from '../../pipeline/chain.ts';
-import { git } from '../../pipeline/git.ts';
-import type { StageDef } from '../../pipeline/stage.ts';
-import { CandidateSchema, type Candidate } from '../discover/schema.ts';
-import { commitToChange, listChanges } from '../discover/sources/git/index.ts';
+import type { PullRequest } from '../../core/model/change.ts';
+import { git } from '../../core/git.ts';
+import type { StageDef } from '../../core/stage.ts';
+import { CandidateSchema, type Candidate } from '../../core/model/candidate.ts';
+import { commitToChange, listChanges } from '../../core/history/changes.ts';
 import { attributeFix } from './attribute.ts';
 import { MetaChanges } from './meta.ts';
 import { pickIntroducer, toEvidence } from './pick.ts';
-import { ChainSchema, type Chain } from './schema.ts';
+import { ChainSchema, type Chain } from '../../core/model/chain.ts';
 
 /** A candidate for which no introducing change was found: kept in the checkpoint so it is not redone. */
 const ItemResultSchema = z.union([ChainSchema, z.object({ dropped: z.string() })]);
@@ -21,7 +21,7 @@ const NO_BLAME = { candidates: [], unattributedScore: 0, blamedLines: 0, addOnly
  */
 export const szzStage: StageDef<Candidate, Chain> = {
   name: 'szz',
-  code: ['stages/szz', 'stages/discover/sources/git', 'pipeline/files.ts', 'pipeline/git.ts'],
+  code: ['stages/szz', 'core'],
   config: (cfg) => ({ szz: cfg.szz, discover: cfg.discover }),
   input: CandidateSchema,
   output: ChainSchema,
@@ -64,3 +64,6 @@ export const szzStage: StageDef<Candidate, Chain> = {
     };
   },
 };
+
+export { evaluateSzz, formatScores, readOracle, type OracleEntry } from './evaluate.ts';
+export type { SzzVariant } from './attribute.ts';

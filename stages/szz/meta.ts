@@ -1,8 +1,8 @@
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { git, gitRecords } from '../../pipeline/git.ts';
-import { REVERT_SUBJECT } from '../discover/sources/git/find-references.ts';
+import { git, gitRecords } from '../../core/git.ts';
+import { REVERT_SUBJECT } from '../../core/sources/git/find-references.ts';
 
 export type MetaReason = 'merge' | 'revert' | 'mass_change';
 

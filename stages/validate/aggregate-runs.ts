@@ -1,5 +1,5 @@
-import type { StateRun } from './env/docker.ts';
-import type { Outcome, StateName, StateResult } from './schema.ts';
+import type { StateRun } from '../../core/env/docker.ts';
+import type { Outcome, StateName, StateResult } from '../../core/model/validated.ts';
 
 export interface StateRequest {
   name: StateName;

@@ -1,5 +1,5 @@
-import type { Exclusion } from '../../pipeline/chain.ts';
-import type { Outcome, StateName, StateResult } from './schema.ts';
+import type { Exclusion } from '../../core/model/change.ts';
+import type { Outcome, StateName, StateResult } from '../../core/model/validated.ts';
 
 export interface ChainSets {
   FAIL_TO_PASS: string[];

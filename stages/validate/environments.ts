@@ -1,10 +1,10 @@
 import { join } from 'node:path';
-import type { Logger } from '../../pipeline/log.ts';
-import { envImageFor } from './env/images.ts';
-import { loadRecipe } from './recipes/load.ts';
-import type { Recipe } from './recipes/schema.ts';
-import { getRunner } from './runners/registry.ts';
-import type { Runner } from './runners/types.ts';
+import type { Logger } from '../../core/log.ts';
+import { envImageFor } from '../../core/env/images.ts';
+import { loadRecipe } from '../../core/env/recipes/load.ts';
+import type { Recipe } from '../../core/env/recipes/schema.ts';
+import { getRunner } from '../../core/env/runners/registry.ts';
+import type { Runner } from '../../core/env/runners/types.ts';
 
 /** Where one era's states run: an image and the recipe's runner, or why the environment did not build. */
 export type EraEnv =

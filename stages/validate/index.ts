@@ -1,14 +1,14 @@
 import { resolve } from 'node:path';
-import type { StageDef } from '../../pipeline/stage.ts';
-import { git } from '../../pipeline/git.ts';
-import { ExtractedChainSchema, type ExtractedChain } from '../extract/schema.ts';
+import type { StageDef } from '../../core/stage.ts';
+import { git } from '../../core/git.ts';
+import { ExtractedChainSchema, type ExtractedChain } from '../../core/model/extracted.ts';
 import { computeSets, type FileOf } from './compute-sets.ts';
-import { assertDockerReachable, connectDocker, ensureImage, openChainEnv, removeStaleContainers, type ChainEnv } from './env/docker.ts';
-import { applyCachePolicy, cacheSettingsFromEnv } from './env/images.ts';
+import { assertDockerReachable, connectDocker, ensureImage, openChainEnv, removeStaleContainers, type ChainEnv } from '../../core/env/docker.ts';
+import { applyCachePolicy, cacheSettingsFromEnv } from '../../core/env/images.ts';
 import { eraEnvironment, type EnvironmentOptions } from './environments.ts';
-import { isIgnoredTest, type Recipe } from './recipes/schema.ts';
+import { isIgnoredTest, type Recipe } from '../../core/env/recipes/schema.ts';
 import { runChainStates, type ChainCost } from './run-chain.ts';
-import { STATE_NAMES, ValidatedChainSchema, type StateName, type StateResult, type ValidatedChain } from './schema.ts';
+import { STATE_NAMES, ValidatedChainSchema, type StateName, type StateResult, type ValidatedChain } from '../../core/model/validated.ts';
 
 const EMPTY_SETS = {
   states: [],
@@ -31,7 +31,7 @@ const EMPTY_SETS = {
  */
 export const validateStage: StageDef<ExtractedChain, ValidatedChain> = {
   name: 'validate',
-  code: ['stages/validate'],
+  code: ['stages/validate', 'core'],
   config: (cfg) => cfg.validate,
   input: ExtractedChainSchema,
   output: ValidatedChainSchema,

@@ -1,7 +1,7 @@
-import type { ExtractedChain } from '../extract/schema.ts';
+import type { ExtractedChain } from '../../core/model/extracted.ts';
 import { aggregateRuns, type StateRequest } from './aggregate-runs.ts';
-import type { ChainEnv } from './env/docker.ts';
-import type { StateName, StateResult } from './schema.ts';
+import type { ChainEnv } from '../../core/env/docker.ts';
+import type { StateName, StateResult } from '../../core/model/validated.ts';
 
 /** The five states of a chain (definitions.md). */
 export function stateRequests(c: ExtractedChain): StateRequest[] {

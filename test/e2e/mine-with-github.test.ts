@@ -3,18 +3,18 @@ import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { readJsonl, readManifest, stageDir } from '../../pipeline/artifacts.ts';
-import { loadConfig } from '../../pipeline/config.ts';
-import type { StageName } from '../../pipeline/stage.ts';
-import { CandidateSchema, type Candidate } from '../../stages/discover/schema.ts';
-import { ExtractedChainSchema, type ExtractedChain } from '../../stages/extract/schema.ts';
-import { ChainSchema, type Chain } from '../../stages/szz/schema.ts';
+import { readJsonl, readManifest, stageDir } from '../../core/artifacts.ts';
+import { loadConfig } from '../../core/config.ts';
+import type { StageName } from '../../core/stage.ts';
+import { CandidateSchema, type Candidate } from '../../core/model/candidate.ts';
+import { ExtractedChainSchema, type ExtractedChain } from '../../core/model/extracted.ts';
+import { ChainSchema, type Chain } from '../../core/model/chain.ts';
 import { demoWorkspace, runOn } from '../helpers/demo.ts';
 import { recordingLogger, startFakeGithub, type FakeGithub, type FakePr, type FakeRepo, type FakeUserText } from '../helpers/fake-github.ts';
 
 // The registry's GitHub source waits real seconds between retries (1 s, 4 s, 9 s, 16 s) and spaces GraphQL
 // calls by 1 s: only those waits are shrunk here, everything else (env, cache, errors) is the real client.
-vi.mock(import('../../stages/discover/sources/github/client.ts'), async (importOriginal) => {
+vi.mock(import('../../core/sources/github/client.ts'), async (importOriginal) => {
   const real = await importOriginal();
   return {
     ...real,

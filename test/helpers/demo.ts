@@ -1,9 +1,9 @@
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { makeDemoRepo } from '../../scripts/make-demo-repo.ts';
-import { loadConfig } from '../../pipeline/config.ts';
-import { silentLogger } from '../../pipeline/log.ts';
+import { makeDemoRepo } from '../../pipeline/demo/make-demo-repo.ts';
+import { loadConfig } from '../../core/config.ts';
+import { silentLogger } from '../../core/log.ts';
 import { runPipeline, type RunPipelineOptions } from '../../pipeline/pipeline.ts';
 
 /** A fresh demo repository and data root in a temp dir. */

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { llmConfigFromEnv } from '../../judges/providers/config.ts';
 import { openaiProvider, type OpenAIProviderOptions } from '../../judges/providers/openai.ts';
 import type { Judge, JudgeInput } from '../../judges/types.ts';
-import { ForesightError } from '../../pipeline/errors.ts';
+import { ForesightError } from '../../core/errors.ts';
 import { startFakeOpenAI, type FakeOpenAI } from '../helpers/fake-openai.ts';
 
 const API_KEY = 'sk-test-SECRET-5f3a9c1e77b24d08';

@@ -5,7 +5,7 @@ import { FAIRNESS_RULE_SETS, fairnessJudge } from '../../judges/fairness/index.t
 import { makeProviders } from '../../judges/providers/registry.ts';
 import { rulesProvider } from '../../judges/providers/rules.ts';
 import type { JudgeInput } from '../../judges/types.ts';
-import { loadConfig, type Config } from '../../pipeline/config.ts';
+import { loadConfig, type Config } from '../../core/config.ts';
 
 // PR1 adds slugify; PR2 fixes it for consecutive spaces with a new helper and test.
 const PR1_LINE = 'return "-".join(text.lower().split(" "))';

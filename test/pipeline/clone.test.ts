@@ -8,8 +8,8 @@ import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { cloneUrl, ensureClone } from '../../pipeline/clone.ts';
-import { ForesightError } from '../../pipeline/errors.ts';
-import { makeDemoRepo } from '../../scripts/make-demo-repo.ts';
+import { ForesightError } from '../../core/errors.ts';
+import { makeDemoRepo } from '../../pipeline/demo/make-demo-repo.ts';
 import { recordingLogger } from '../helpers/fake-github.ts';
 
 const run = promisify(execFile);

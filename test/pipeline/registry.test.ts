@@ -4,13 +4,13 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { JUDGES } from '../../judges/registry.ts';
 import type { JudgeInput } from '../../judges/types.ts';
-import { ForesightError } from '../../pipeline/errors.ts';
+import { ForesightError } from '../../core/errors.ts';
 import { parseStage, plan } from '../../pipeline/pipeline.ts';
 import { STAGE_DEFS } from '../../pipeline/registry.ts';
-import { STAGES } from '../../pipeline/stage.ts';
-import { PROJECT_ROOT } from '../../pipeline/version.ts';
-import { SOURCES } from '../../stages/discover/sources/registry.ts';
-import { getRunner, runners } from '../../stages/validate/runners/registry.ts';
+import { STAGES } from '../../core/stage.ts';
+import { PROJECT_ROOT } from '../../core/version.ts';
+import { SOURCES } from '../../core/sources/registry.ts';
+import { getRunner, runners } from '../../core/env/runners/registry.ts';
 
 const folders = (rel: string): string[] =>
   readdirSync(join(PROJECT_ROOT, rel), { withFileTypes: true })
@@ -69,7 +69,7 @@ describe('judge registry', () => {
 
 describe('plug-in registries', () => {
   it('a test runner folder missing from the runner registry is caught', () => {
-    const dirs = folders('stages/validate/runners');
+    const dirs = folders('core/env/runners');
     expect(dirs.length).toBeGreaterThan(0);
     expect([...runners.keys()].sort()).toEqual(dirs);
     for (const d of dirs) expect(getRunner(d).name).toBe(d);
@@ -80,12 +80,12 @@ describe('plug-in registries', () => {
     try {
       getRunner('nope');
     } catch (err) {
-      for (const d of folders('stages/validate/runners')) expect((err as ForesightError).remedy).toContain(d);
+      for (const d of folders('core/env/runners')) expect((err as ForesightError).remedy).toContain(d);
     }
   });
 
   it('a discovery source folder missing from SOURCES is caught', () => {
-    const dirs = folders('stages/discover/sources');
+    const dirs = folders('core/sources');
     expect(dirs.length).toBeGreaterThan(0);
     expect([...SOURCES.keys()].sort()).toEqual(dirs);
     for (const d of dirs) expect(SOURCES.get(d)!.name).toBe(d);

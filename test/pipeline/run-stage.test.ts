@@ -4,14 +4,14 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { readJsonl, stageDir, toJsonl, writeAtomic } from '../../pipeline/artifacts.ts';
-import { loadConfig, type Config } from '../../pipeline/config.ts';
-import { ForesightError } from '../../pipeline/errors.ts';
-import { fingerprint } from '../../pipeline/fingerprint.ts';
-import { silentLogger } from '../../pipeline/log.ts';
+import { readJsonl, stageDir, toJsonl, writeAtomic } from '../../core/artifacts.ts';
+import { loadConfig, type Config } from '../../core/config.ts';
+import { ForesightError } from '../../core/errors.ts';
+import { fingerprint } from '../../core/fingerprint.ts';
+import { silentLogger } from '../../core/log.ts';
 import { runStage, stageOutputPath, type RunStageOptions, type StageResult } from '../../pipeline/run-stage.ts';
-import type { StageDef } from '../../pipeline/stage.ts';
-import { PROJECT_ROOT } from '../../pipeline/version.ts';
+import type { StageDef } from '../../core/stage.ts';
+import { PROJECT_ROOT } from '../../core/version.ts';
 
 const REPO = 'acme/widgets';
 

@@ -1,10 +1,10 @@
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { readJsonl, stageDir } from '../../../pipeline/artifacts.ts';
-import { CandidateSchema, type Candidate } from '../../../stages/discover/schema.ts';
-import { findReferences, hasFixKeywords, isRevert } from '../../../stages/discover/sources/git/find-references.ts';
-import { listMergedPrs, readMainline } from '../../../stages/discover/sources/git/list-merged-prs.ts';
-import type { RefResolver } from '../../../stages/discover/sources/git/find-references.ts';
+import { readJsonl, stageDir } from '../../../core/artifacts.ts';
+import { CandidateSchema, type Candidate } from '../../../core/model/candidate.ts';
+import { findReferences, hasFixKeywords, isRevert } from '../../../core/sources/git/find-references.ts';
+import { listMergedPrs, readMainline } from '../../../core/history/mainline.ts';
+import type { RefResolver } from '../../../core/sources/git/find-references.ts';
 import { demoWorkspace, runOn } from '../../helpers/demo.ts';
 
 describe('discover on the generated demo repository', () => {

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { aggregateRuns, runProblem } from '../../../stages/validate/aggregate-runs.ts';
 import { computeSets } from '../../../stages/validate/compute-sets.ts';
-import type { StateRun } from '../../../stages/validate/env/docker.ts';
-import type { TestStatus } from '../../../stages/validate/runners/types.ts';
-import type { Outcome, StateName, StateResult } from '../../../stages/validate/schema.ts';
+import type { StateRun } from '../../../core/env/docker.ts';
+import type { TestStatus } from '../../../core/env/runners/types.ts';
+import type { Outcome, StateName, StateResult } from '../../../core/model/validated.ts';
 
 function state(name: StateName, tests: Record<string, Outcome>, extra: Partial<StateResult> = {}): StateResult {
   return { name, checkout: 'c', overlay: null, testFiles: [], ran: true, problem: null, failure: null, runs: 3, tests, collectionErrors: [], durationMs: 1, ...extra };

@@ -1,0 +1,96 @@
+/** The base tier `foresight-base:<recipe>`, built by core/env/build-base-image.sh (see images.ts). */
+import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import type Docker from 'dockerode';
+import { ForesightError } from '../errors.ts';
+import { connectDocker } from './connect.ts';
+import { baseImageName, type BuildLog } from './docker.ts';
+import { inspectImage, logLine, tagImage } from './image-docker.ts';
+
+export const BASE_REPOSITORY = 'foresight-base';
+export const BASE_SCRIPT = fileURLToPath(new URL('./build-base-image.sh', import.meta.url));
+/** The Python of the base image (Debian bookworm). */
+export const BASE_PYTHON = '3.11';
+
+export interface BaseImage {
+  /** `foresight-base:<recipe>`. */
+  image: string;
+  /** Docker image id (sha256:…): part of every env key. */
+  id: string;
+  /** The alias pointed at it (foresight-base:bookworm unless FORESIGHT_BASE_IMAGE says otherwise). */
+  alias: string;
+  built: boolean;
+}
+
+/** First 16 hex digits of the sha256 of core/env/build-base-image.sh (the script computes the same). */
+export async function baseRecipeHash(script = BASE_SCRIPT): Promise<string> {
+  return createHash('sha256').update(await readFile(script)).digest('hex').slice(0, 16);
+}
+
+export async function baseImageTag(script = BASE_SCRIPT): Promise<string> {
+  return `${BASE_REPOSITORY}:${await baseRecipeHash(script)}`;
+}
+
+export interface EnsureBaseOptions {
+  docker?: Docker;
+  log?: BuildLog;
+  /** Alias to point at the base (default baseImageName(): foresight-base:bookworm). */
+  alias?: string;
+}
+
+const baseBuilds = new Map<string, Promise<BaseImage>>();
+
+/** The base image for the current build script: reused when present, else built (about 90 s). */
+export async function ensureBaseImage(opts: EnsureBaseOptions = {}): Promise<BaseImage> {
+  const docker = opts.docker ?? connectDocker();
+  const alias = opts.alias ?? baseImageName();
+  const image = await baseImageTag();
+  const present = await inspectImage(docker, image);
+  if (present) {
+    const aliased = await inspectImage(docker, alias);
+    if (aliased?.Id !== present.Id) await tagImage(docker, image, alias);
+    return { image, id: present.Id, alias, built: false };
+  }
+  let build = baseBuilds.get(image);
+  if (!build) {
+    build = buildBase(docker, image, alias, opts.log).finally(() => baseBuilds.delete(image));
+    baseBuilds.set(image, build);
+    return build;
+  }
+  return { ...(await build), built: false };
+}
+
+async function buildBase(docker: Docker, image: string, alias: string, log: BuildLog | undefined): Promise<BaseImage> {
+  let pending = '';
+  const write = (chunk: string): void => {
+    const lines = (pending + chunk).split('\n');
+    pending = lines.pop() ?? '';
+    for (const l of lines) if (l.trim()) logLine(log, l);
+  };
+  const code = await new Promise<number | null>((resolve, reject) => {
+    const child = spawn('bash', [BASE_SCRIPT, alias], { stdio: ['ignore', 'pipe', 'pipe'] });
+    child.stdout.setEncoding('utf8').on('data', write);
+    child.stderr.setEncoding('utf8').on('data', write);
+    child.on('error', reject);
+    child.on('close', resolve);
+  }).catch((err: unknown) => {
+    throw new ForesightError(`cannot run ${BASE_SCRIPT}`, { remedy: 'check that bash is installed', cause: err });
+  });
+  if (pending.trim()) logLine(log, pending);
+  if (code !== 0) {
+    throw new ForesightError(`building the base image ${image} failed (exit ${code})`, {
+      remedy: `run \`core/env/build-base-image.sh\` and fix what it reports`,
+      external: true,
+    });
+  }
+  const info = await inspectImage(docker, image);
+  if (!info) {
+    throw new ForesightError(`core/env/build-base-image.sh finished but ${image} is missing`, {
+      remedy: 'run `docker image ls` and `core/env/build-base-image.sh` by hand',
+      external: true,
+    });
+  }
+  return { image, id: info.Id, alias, built: true };
+}

@@ -1,0 +1,60 @@
+/** What names an env image: its key (hash of what builds it), its tag and its labels (see images.ts). */
+import { fingerprint } from '../fingerprint.ts';
+import { git } from '../git.ts';
+import { matchesAny } from './recipes/glob.ts';
+import { buildFields, type Recipe } from './recipes/schema.ts';
+import { aptScript, installScript } from './build-scripts.ts';
+
+export const ENV_REPOSITORY = 'foresight-env';
+
+export const KEY_LABEL = 'foresight.env.key';
+export const CREATED_LABEL = 'foresight.env.created';
+export const REPO_LABEL = 'foresight.env.repo';
+export const COMMIT_LABEL = 'foresight.env.commit';
+export const BASE_LABEL = 'foresight.env.base';
+
+export interface DependencyFile {
+  path: string;
+  /** git blob id: a hash of the file's content. */
+  blob: string;
+}
+
+/** The files matching the recipe's dependencyFiles at `commit`, with their content ids (no checkout). */
+export async function dependencyFiles(clone: string, commit: string, globs: readonly string[]): Promise<DependencyFile[]> {
+  const out = await git(clone, ['ls-tree', '-r', '-z', '--full-tree', commit]);
+  const files: DependencyFile[] = [];
+  for (const rec of out.split('\0')) {
+    const tab = rec.indexOf('\t');
+    if (tab < 0) continue;
+    const [, type, blob] = rec.slice(0, tab).split(' ');
+    const p = rec.slice(tab + 1);
+    if (type === 'blob' && blob && matchesAny(p, globs)) files.push({ path: p, blob });
+  }
+  return files.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+}
+
+export interface EnvKeyInput {
+  clone: string;
+  commit: string;
+  recipe: Recipe;
+  /** Docker id of the base image. */
+  baseId: string;
+}
+
+/** The env image key (24 hex digits) and the dependency files it covers. */
+export async function envImageKey(input: EnvKeyInput): Promise<{ key: string; files: DependencyFile[] }> {
+  const files = await dependencyFiles(input.clone, input.commit, input.recipe.dependencyFiles);
+  const key = fingerprint(
+    'foresight-env/1',
+    input.baseId,
+    buildFields(input.recipe),
+    aptScript(input.recipe) ?? '',
+    installScript(input.recipe),
+    files,
+  ).slice(0, 24);
+  return { key, files };
+}
+
+export function envImageTag(key: string): string {
+  return `${ENV_REPOSITORY}:${key}`;
+}

@@ -1,0 +1,94 @@
+/**
+ * A recipe says how to build one repository's test environment and run its tests. One declarative
+ * file per repository, `core/env/recipes/<owner>__<name>.json`; without one, the recipe is
+ * detected from the repository at the commit (detect.ts).
+ *
+ * The env image (env/images.ts) is keyed by the fields that build it (runner, python,
+ * systemPackages, install, dependencyFiles) and by the content of the dependency files at the
+ * commit; `env`, `ignoreTests`, `testFiles` and `comment` only matter at test time.
+ */
+import { z } from 'zod';
+import { matchesAny, matchesGlob } from './glob.ts';
+
+export const RUNNER_NAMES = ['pytest', 'django'] as const;
+export type RecipeRunner = (typeof RUNNER_NAMES)[number];
+
+/** Files whose content decides what `install` installs, when a recipe names none. */
+export const DEFAULT_DEPENDENCY_FILES = [
+  'pyproject.toml',
+  'setup.py',
+  'setup.cfg',
+  'requirements*.txt',
+  '*-requirements.txt',
+  '*_requirements.txt',
+  'requirements/*.txt',
+  'tests/requirements*.txt',
+  'tests/requirements/*.txt',
+] as const;
+
+const Glob = z
+  .string()
+  .min(1, 'must not be empty')
+  .refine((g) => !g.startsWith('/') && !g.split('/').includes('..'), 'must be a repo-relative glob (no leading /, no ..)');
+
+/** Debian package names (optionally `name=version`), as `apt-get install` takes them. */
+const AptName = z.string().regex(/^[a-z0-9][a-z0-9+.-]+(=[A-Za-z0-9.+~:-]+)?$/, 'must be a Debian package name such as libxml2-dev');
+
+export const RecipeSchema = z
+  .object({
+    /** Free text for humans (ignored). */
+    comment: z.string().optional(),
+    /** Test runner plug-in: pytest node ids, or Django's tests/runtests.py. */
+    runner: z.enum(RUNNER_NAMES),
+    /** Informational: the Python the suite is meant for (the image has Debian bookworm's 3.11). */
+    python: z.string().regex(/^3\.\d+$/, 'must look like "3.11"').default('3.11'),
+    /** Debian packages installed into the env image before the venv (e.g. libxml2-dev). */
+    systemPackages: z.array(AptName).default([]),
+    /**
+     * Shell commands run in order in the repository checkout (/tmp/testbed) inside the env build,
+     * with /opt/venv/bin first on PATH (`pip` and `python` are the venv's). The first failure stops
+     * the build. Package sources are the host's pip configuration, offline.
+     */
+    install: z.array(z.string().trim().min(1, 'must not be empty')).default([]),
+    /** Globs (from the repository root) of the files whose content at the commit keys the env image. */
+    dependencyFiles: z.array(Glob).min(1, 'name at least one file (e.g. pyproject.toml)').default([...DEFAULT_DEPENDENCY_FILES]),
+    /** Environment variables for the test runs. */
+    env: z
+      .record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be a valid environment variable name'), z.string())
+      .default({}),
+    /**
+     * Tests never graded: exact test ids, an id prefix up to `::`, `[` or `.` (a class, a module of
+     * Django labels, the parametrisations of a test), or a glob on the test file.
+     */
+    ignoreTests: z.array(z.string().min(1, 'must not be empty')).default([]),
+    /** When set, only test files matching one of these globs are run. */
+    testFiles: z.array(Glob).min(1, 'omit the field instead of an empty list').optional(),
+  })
+  .strict();
+
+export type Recipe = z.infer<typeof RecipeSchema>;
+export type RecipeInput = z.input<typeof RecipeSchema>;
+
+/** The fields that build the env image (the part of the recipe that keys it). */
+export function buildFields(r: Recipe): Pick<Recipe, 'runner' | 'python' | 'systemPackages' | 'install' | 'dependencyFiles'> {
+  return { runner: r.runner, python: r.python, systemPackages: r.systemPackages, install: r.install, dependencyFiles: r.dependencyFiles };
+}
+
+/** Whether a test id (pytest node id or Django label) is one the recipe never grades. */
+export function isIgnoredTest(recipe: Pick<Recipe, 'ignoreTests'>, testId: string): boolean {
+  const file = testId.split('::')[0]!;
+  return recipe.ignoreTests.some(
+    (e) =>
+      testId === e ||
+      testId.startsWith(`${e}::`) ||
+      testId.startsWith(`${e}[`) ||
+      (!e.includes('/') && testId.startsWith(`${e}.`)) ||
+      (e.includes('/') || e.endsWith('.py') ? matchesGlob(file, e) : false),
+  );
+}
+
+/** The test files the recipe lets run (all of them without a `testFiles` filter). */
+export function filterTestFiles(recipe: Pick<Recipe, 'testFiles'>, files: readonly string[]): string[] {
+  const globs = recipe.testFiles;
+  return globs ? files.filter((f) => matchesAny(f, globs)) : [...files];
+}

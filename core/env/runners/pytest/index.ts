@@ -1,0 +1,25 @@
+import { fileURLToPath } from 'node:url';
+import type { ParseInput, ParsedRun, Runner } from '../types.ts';
+import { collectionErrorsFromOutput, parseJunit } from './parse-junit.ts';
+
+/** The pytest command line run_state.sh uses (before `--junitxml=<out> <files...>`). */
+export const PYTEST_CMD =
+  'python3 -m pytest -p no:cacheprovider -o junit_family=xunit1 --continue-on-collection-errors -q -rN';
+
+export const pytestRunner: Runner = {
+  name: 'pytest',
+  // The whole runners/ folder is mounted: the script sources the shared runners/checkout.sh.
+  script: 'pytest/run_state.sh',
+  dir: fileURLToPath(new URL('..', import.meta.url)),
+  // The image is Debian bookworm with its python3, python3-pytest and git (core/env/build-base-image.sh);
+  // a repository with dependencies gets them from its recipe.
+  installCmd: 'debootstrap --variant=minbase --include=python3,python3-pytest,git bookworm',
+  testCmd: PYTEST_CMD,
+  parse({ junitXml, output, testFiles }: ParseInput): ParsedRun {
+    const fromOutput = collectionErrorsFromOutput(output, testFiles);
+    if (junitXml === null) return { tests: {}, collectionErrors: fromOutput };
+    const parsed = parseJunit(junitXml, testFiles);
+    const collectionErrors = [...new Set([...parsed.collectionErrors, ...fromOutput])].sort();
+    return { tests: parsed.tests, collectionErrors };
+  },
+};

@@ -1,0 +1,46 @@
+/** Runner plug-ins: how to run one repository's test suite inside a chain container and read its results. */
+
+export type TestStatus = 'pass' | 'fail' | 'error' | 'skip';
+
+export interface ParsedRun {
+  /** Test id (runner-specific, e.g. a pytest node id) → status. */
+  tests: Record<string, TestStatus>;
+  /** Test file paths (repo-relative) that could not be imported/collected. */
+  collectionErrors: string[];
+  /**
+   * Set when the output shows the run is not evidence although a report exists: the runner crashed
+   * before its summary (settings/app loading failed, a missing dependency), was cut short, or its own
+   * count of tests disagrees with the parsed results. Optional: pytest's parser never sets it.
+   */
+  problem?: string;
+}
+
+export interface ParseInput {
+  /** The runner's JUnit XML, or null when the run produced none. */
+  junitXml: string | null;
+  /** The run's combined stdout+stderr (possibly truncated in the middle). */
+  output: string;
+  /** The test files that were requested, repo-relative. */
+  testFiles: string[];
+}
+
+export interface Runner {
+  name: string;
+  /** Path of the in-container helper script, relative to `dir` (mounted at /foresight). */
+  script: string;
+  /**
+   * Absolute host path of the runner folder (mounted read-only at /foresight).
+   * Optional: defaults to `core/env/runners/<name>/`.
+   */
+  dir?: string;
+  parse(input: ParseInput): ParsedRun;
+  /** Command that installs the runner's test tool into an image that lacks it (informational). */
+  installCmd: string;
+  /** The test command the helper script runs, without the per-run arguments (informational). */
+  testCmd: string;
+  /**
+   * The requested test file a test id belongs to (to match ids against `collectionErrors`), or null.
+   * Optional: without it an id is pytest's `<file>::...`.
+   */
+  testFileOf?(id: string, testFiles: readonly string[]): string | null;
+}

@@ -1,0 +1,110 @@
+import { commitChangeId, type PullRequest } from '../model/change.ts';
+import { gitRecords } from '../git.ts';
+
+const MERGE_SUBJECT = /^Merge pull request #(\d+) from (\S+)/;
+const SQUASH_SUBJECT = /^(.*\S)\s+\(#(\d+)\)\s*$/;
+
+export interface MainlineCommit {
+  sha: string;
+  parents: string[];
+  author: string;
+  date: string;
+  subject: string;
+  body: string;
+}
+
+/** The first-parent history of `branch`, oldest first, streamed from git log. */
+export async function readMainline(clone: string, branch: string): Promise<MainlineCommit[]> {
+  const out: MainlineCommit[] = [];
+  const args = ['log', '--first-parent', '--reverse', '--format=%x1e%H%x1f%P%x1f%an%x1f%aI%x1f%B', branch];
+  for await (const rec of gitRecords(clone, args, '\x1e')) {
+    if (!rec.trim()) continue;
+    const [sha, parents, author, date, message] = rec.split('\x1f');
+    const msg = (message ?? '').replace(/\s+$/, '');
+    const nl = msg.indexOf('\n');
+    out.push({
+      sha: sha!.trim(),
+      parents: (parents ?? '').split(' ').filter(Boolean),
+      author: author ?? '',
+      date: date ?? '',
+      subject: nl < 0 ? msg : msg.slice(0, nl),
+      body: nl < 0 ? '' : msg.slice(nl + 1).trim(),
+    });
+  }
+  return out;
+}
+
+/** The commits each merge brought in (reachable from its second parent, not from its first). */
+async function branchCommits(clone: string, merges: readonly MainlineCommit[]): Promise<Map<string, string[]>> {
+  const out = new Map<string, string[]>();
+  // One rev-list per merge; merges are few next to commits, and each walk stops at the mainline.
+  for (const m of merges) {
+    const shas: string[] = [];
+    for await (const l of gitRecords(clone, ['rev-list', '--reverse', `${m.parents[0]}..${m.parents[1]}`])) if (l) shas.push(l);
+    out.set(m.sha, shas);
+  }
+  return out;
+}
+
+/** GitHub PRs on the mainline: merge commits "Merge pull request #N from ..." and squash commits "Title (#N)". */
+export async function listMergedPrs(clone: string, mainline: readonly MainlineCommit[]): Promise<PullRequest[]> {
+  const merges = mainline.filter((c) => c.parents.length >= 2 && MERGE_SUBJECT.test(c.subject));
+  const branches = await branchCommits(clone, merges);
+  const prs: PullRequest[] = [];
+  for (const c of mainline) {
+    const base = c.parents[0];
+    if (!base) continue; // the root commit has nothing to diff against
+    const merge = MERGE_SUBJECT.exec(c.subject);
+    if (merge && c.parents.length >= 2) {
+      const [title = merge[2]!, ...rest] = c.body.split('\n');
+      const number = Number(merge[1]);
+      prs.push({
+        id: String(number), number, title: title.trim() || merge[2]!, body: rest.join('\n').trim(), author: c.author,
+        mergedAt: c.date, mergeSha: c.sha, baseSha: base, style: 'merge', commits: branches.get(c.sha) ?? [],
+      });
+      continue;
+    }
+    const squash = SQUASH_SUBJECT.exec(c.subject);
+    if (squash && c.parents.length === 1) {
+      const number = Number(squash[2]);
+      prs.push({
+        id: String(number), number, title: squash[1]!, body: c.body, author: c.author,
+        mergedAt: c.date, mergeSha: c.sha, baseSha: base, style: 'squash', commits: [c.sha],
+      });
+    }
+  }
+  return prs;
+}
+
+/** Every non-merge mainline commit as a change of its own (histories that record no PRs). */
+export function listCommitChanges(mainline: readonly MainlineCommit[]): PullRequest[] {
+  return mainline
+    .filter((c) => c.parents.length === 1)
+    .map((c) => ({
+      id: commitChangeId(c.sha), number: null, title: c.subject, body: c.body, author: c.author,
+      mergedAt: c.date, mergeSha: c.sha, baseSha: c.parents[0]!, style: 'commit' as const, commits: [c.sha],
+    }));
+}
+
+/** A mainline commit that records a merged GitHub PR (merge commit or squash commit). */
+export function isPrCommit(c: MainlineCommit): boolean {
+  return (c.parents.length >= 2 && MERGE_SUBJECT.test(c.subject)) || (c.parents.length === 1 && SQUASH_SUBJECT.test(c.subject));
+}
+
+/** PRs when the history records them for a good share of its commits, else commits. */
+export function chooseUnits(mainline: readonly MainlineCommit[], units: 'auto' | 'prs' | 'commits'): 'prs' | 'commits' {
+  if (units !== 'auto') return units;
+  const prs = mainline.filter(isPrCommit).length;
+  return prs >= 0.3 * Math.max(1, mainline.length - 1) ? 'prs' : 'commits';
+}
+
+/** Files each mainline commit changed (against its first parent), from one streamed `git log`. */
+export async function mainlineFiles(clone: string, branch: string): Promise<Map<string, string[]>> {
+  const out = new Map<string, string[]>();
+  const args = ['log', '--first-parent', '--diff-merges=first-parent', '--no-renames', '--name-only', '--format=%x1e%H', branch];
+  for await (const rec of gitRecords(clone, args, '\x1e')) {
+    const [sha, ...files] = rec.split('\n').filter((l) => l.trim());
+    if (sha) out.set(sha, files);
+  }
+  return out;
+}

@@ -1,0 +1,54 @@
+import { z } from 'zod';
+import { ExtractedChainSchema } from './extracted.ts';
+
+export const STATE_NAMES = ['S1', 'S2', 'S3', 'S4', 'S5'] as const;
+export type StateName = (typeof STATE_NAMES)[number];
+
+/** A test's outcome over a state's repeated runs. */
+export const OutcomeSchema = z.enum(['pass', 'fail', 'skip', 'flaky']);
+export type Outcome = z.infer<typeof OutcomeSchema>;
+
+export const StateResultSchema = z.object({
+  name: z.enum(STATE_NAMES),
+  checkout: z.string(),
+  overlay: z.string().nullable(),
+  testFiles: z.array(z.string()),
+  /** Evidence the suite ran in every repetition; when false, `problem` says why. */
+  ran: z.boolean(),
+  problem: z.string().nullable(),
+  /** Why it did not run: the environment never built, a timeout, no report, an exit without a failing test, or the runner crashed. */
+  failure: z.enum(['env_build', 'timeout', 'no_report', 'infra', 'crash']).nullable(),
+  runs: z.number().int(),
+  tests: z.record(z.string(), OutcomeSchema),
+  /** Test files that could not be imported/collected. */
+  collectionErrors: z.array(z.string()),
+  durationMs: z.number(),
+});
+export type StateResult = z.infer<typeof StateResultSchema>;
+
+const TestList = z.array(z.string());
+
+export const ValidatedChainSchema = ExtractedChainSchema.extend({
+  states: z.array(StateResultSchema),
+  FAIL_TO_PASS: TestList,
+  PASS_TO_PASS: TestList,
+  p2p_excluded_gold_fail: TestList,
+  PR2_FAIL_TO_PASS: TestList,
+  PR2_PASS_TO_PASS: TestList,
+  ANTICIPATION_FAIL_TO_PASS: TestList,
+  /** Tests whose outcome changed between repeated runs of one state: in no set. */
+  flaky_tests: TestList,
+  /** PR2 tests dropped because their file cannot be imported at pr1_head for reasons outside PR1. */
+  anticipation_not_gradeable: TestList,
+  /** FAIL_TO_PASS, PASS_TO_PASS and ANTICIPATION_FAIL_TO_PASS non-empty and every state ran. */
+  gradeable: z.boolean(),
+  /** The runner and the images the PR1-era (S1–S3) and PR2-era (S4, S5) states ran in. */
+  runner: z.string(),
+  /** The recipe's install commands (run in the repository at the era's commit when the env image was built). */
+  install_cmd: z.string(),
+  env_image_pr1: z.string().nullable(),
+  env_image_pr2: z.string().nullable(),
+  /** What validating it cost (null when it was not validated). */
+  cost: z.object({ containerStarts: z.number().int(), execMs: z.number(), wallMs: z.number() }).nullable(),
+});
+export type ValidatedChain = z.infer<typeof ValidatedChainSchema>;

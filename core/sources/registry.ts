@@ -1,0 +1,40 @@
+import { join } from 'node:path';
+import { advisorySource } from './advisory/index.ts';
+import { gitSource } from './git/index.ts';
+import { githubSource } from './github/index.ts';
+import { tracSource } from './trac/index.ts';
+import type { Source } from './types.ts';
+
+/** Every discovery source, by name. The git source needs nothing; the others say when they cannot run. */
+export const SOURCES: ReadonlyMap<string, Source> = new Map<string, Source>([
+  [gitSource.name, gitSource],
+  [githubSource.name, githubSource],
+  [tracSource.name, tracSource],
+  [advisorySource.name, advisorySource],
+]);
+
+/** Settings the network sources read (never tokens): part of discover's fingerprint. */
+export const SOURCE_SETTINGS = [
+  'FORESIGHT_GITHUB_API_URL',
+  'FORESIGHT_TRAC_URL',
+  'FORESIGHT_ADVISORY_DB',
+  'FORESIGHT_OSV_URL',
+  'FORESIGHT_ADVISORY_PACKAGE',
+] as const;
+
+/** The sources that can run for this repository, git first; only git when offline. */
+export function availableSources(
+  env: NodeJS.ProcessEnv,
+  input: { repo: string; tracker: 'github' | 'trac'; offline: boolean },
+): Array<{ source: Source; reason: string | null }> {
+  return [...SOURCES.values()].map((source) => {
+    if (input.offline && source.name !== 'git') return { source, reason: 'offline run: git history only' };
+    const a = source.available(env, input);
+    return { source, reason: a.ok ? null : a.reason };
+  });
+}
+
+/** Where a source keeps its HTTP cache: data/<repo>/http-cache/<source>/ (outlives stage reruns). */
+export function sourceCacheDir(repoDir: string, source: string): string {
+  return join(repoDir, 'http-cache', source);
+}

@@ -1,0 +1,397 @@
+/**
+ * Build the demo `minilib` repository: a small pure-Python package whose git history holds
+ * PRs (squash commits and real merges), direct commits, fixes of earlier PRs and a revert.
+ * The result is byte-for-byte deterministic: the same commit shas on every run and machine.
+ *
+ *   npx tsx pipeline/demo/make-demo-repo.ts DIR    # prints the head sha
+ *
+ * Fix-chains planted in the history (PR1 -> PR2):
+ *   #1 slugify        -> #9  whitespace runs gave empty segments
+ *   #3 parse_duration -> #8  uppercase units were ignored
+ *   #6 clamp          -> #10 a direct commit made clamp truncate floats (#6 itself was fine)
+ *   #4 format_bytes   -> #11 follow-up feature (binary units), not a bug fix
+ *   #5 word_count     -> #12 revert
+ */
+import { execFile } from 'node:child_process';
+import { realpathSync } from 'node:fs';
+import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import * as c from './content.ts';
+
+interface Person {
+  name: string;
+  email: string;
+}
+
+const ALICE: Person = { name: 'Alice Maintainer', email: 'alice@example.com' };
+const BOB: Person = { name: 'Bob Okafor', email: 'bob@example.com' };
+const CAROL: Person = { name: 'Carol Diaz', email: 'carol@example.com' };
+const DAVE: Person = { name: 'Dave Kim', email: 'dave@example.com' };
+const ERIN: Person = { name: 'Erin Walsh', email: 'erin@example.com' };
+const FRANK: Person = { name: 'Frank Moreau', email: 'frank@example.com' };
+const GRACE: Person = { name: 'Grace Liu', email: 'grace@example.com' };
+/** Committer of squash and merge commits made through GitHub's web UI. */
+const GITHUB: Person = { name: 'GitHub', email: 'noreply@github.com' };
+
+/** First commit's date; each later commit is one day after the previous one. */
+const START_EPOCH = Date.parse('2024-01-02T10:00:00Z') / 1000;
+const DAY_SECONDS = 24 * 60 * 60;
+
+/** Settings that keep any config git might still find from changing the objects it writes. */
+const GIT_CONFIG_FLAGS = [
+  'commit.gpgsign=false',
+  'tag.gpgsign=false',
+  'core.autocrlf=false',
+  'core.safecrlf=false',
+  'core.fileMode=true',
+  'gc.auto=0',
+  'maintenance.auto=false',
+  'merge.log=false',
+  'init.defaultBranch=main',
+].flatMap((kv) => ['-c', kv]);
+
+/** Paths to contents; `null` deletes the path. */
+type FileChanges = Record<string, string | null>;
+
+interface CommitSpec {
+  message: string;
+  author: Person;
+  /** Defaults to the author. */
+  committer?: Person;
+  files: FileChanges;
+}
+
+class DemoRepo {
+  private commits = 0;
+
+  constructor(
+    readonly dir: string,
+    private readonly env: NodeJS.ProcessEnv,
+  ) {}
+
+  /** Run git in the repository; resolves to trimmed stdout. */
+  git(args: readonly string[], extraEnv: NodeJS.ProcessEnv = {}): Promise<string> {
+    return new Promise((res, rej) => {
+      execFile(
+        'git',
+        [...GIT_CONFIG_FLAGS, ...args],
+        { cwd: this.dir, env: { ...this.env, ...extraEnv }, maxBuffer: 16 * 1024 * 1024 },
+        (err, stdout, stderr) => {
+          if (err) {
+            const why = (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'git is not on PATH' : stderr.trim() || err.message;
+            rej(new Error(`git ${args.join(' ')} failed: ${why}`, { cause: err }));
+          } else {
+            res(stdout.trim());
+          }
+        },
+      );
+    });
+  }
+
+  /** Identity and date variables for the next commit (one day after the previous one). */
+  private identityEnv(author: Person, committer: Person): NodeJS.ProcessEnv {
+    const date = `${START_EPOCH + this.commits * DAY_SECONDS} +0000`;
+    this.commits += 1;
+    return {
+      GIT_AUTHOR_NAME: author.name,
+      GIT_AUTHOR_EMAIL: author.email,
+      GIT_AUTHOR_DATE: date,
+      GIT_COMMITTER_NAME: committer.name,
+      GIT_COMMITTER_EMAIL: committer.email,
+      GIT_COMMITTER_DATE: date,
+    };
+  }
+
+  /** Write these files, delete those, commit everything on the current branch; returns the new sha. */
+  async commit(spec: CommitSpec): Promise<string> {
+    for (const [path, content] of Object.entries(spec.files)) {
+      const abs = join(this.dir, path);
+      if (content === null) {
+        await rm(abs);
+      } else {
+        await mkdir(dirname(abs), { recursive: true });
+        await writeFile(abs, content);
+      }
+    }
+    await this.git(['add', '--all', '--', '.']);
+    const env = this.identityEnv(spec.author, spec.committer ?? spec.author);
+    await this.git(['commit', '--quiet', '--no-verify', '--cleanup=whitespace', '-m', spec.message], env);
+    return this.git(['rev-parse', 'HEAD']);
+  }
+
+  /**
+   * A pull request merged with a merge commit: `branch` forks from main's tip, gets `commits`,
+   * and is merged with --no-ff by `merger` through GitHub, then deleted. Returns the merge sha.
+   */
+  async mergePr(pr: { number: number; branch: string; title: string; merger: Person; commits: CommitSpec[] }): Promise<string> {
+    await this.git(['checkout', '--quiet', '-b', pr.branch, 'main']);
+    for (const spec of pr.commits) await this.commit(spec);
+    await this.git(['checkout', '--quiet', 'main']);
+    const message = `Merge pull request #${pr.number} from ${pr.branch}\n\n${pr.title}`;
+    const env = this.identityEnv(pr.merger, GITHUB);
+    await this.git(['merge', '--quiet', '--no-ff', '--no-edit', '--no-verify', '--cleanup=whitespace', '-m', message, pr.branch], env);
+    await this.git(['branch', '--quiet', '-d', pr.branch]);
+    return this.git(['rev-parse', 'HEAD']);
+  }
+
+  /** A pull request squash-merged on GitHub: one commit on main, authored by the PR author. */
+  squashPr(spec: { author: Person; subject: string; body: string; files: FileChanges }): Promise<string> {
+    return this.commit({ message: `${spec.subject}\n\n${spec.body}`, author: spec.author, committer: GITHUB, files: spec.files });
+  }
+}
+
+/** The inherited environment without GIT_* variables, plus an isolated, empty config home. */
+function isolatedEnv(home: string): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('GIT_')) env[k] = v;
+  return {
+    ...env,
+    HOME: home,
+    XDG_CONFIG_HOME: join(home, '.config'),
+    GIT_CONFIG_NOSYSTEM: '1',
+    GIT_CONFIG_GLOBAL: '/dev/null',
+    GIT_TERMINAL_PROMPT: '0',
+    LC_ALL: 'C',
+    TZ: 'UTC',
+  };
+}
+
+/** Create the demo repository in `dir` (which must not exist or be empty). */
+export async function makeDemoRepo(dir: string): Promise<{ head: string }> {
+  dir = resolve(dir);
+  await mkdir(dir, { recursive: true });
+  if ((await readdir(dir)).length > 0) throw new Error(`makeDemoRepo: ${dir} is not empty`);
+
+  const home = await mkdtemp(join(tmpdir(), 'demo-repo-home-'));
+  try {
+    const repo = new DemoRepo(dir, isolatedEnv(home));
+    // An empty template dir: no hooks or other files copied into .git.
+    await repo.git(['init', '--quiet', '-b', 'main', `--template=${home}`]);
+    await buildHistory(repo);
+    return { head: await repo.git(['rev-parse', 'HEAD']) };
+  } finally {
+    await rm(home, { recursive: true, force: true });
+  }
+}
+
+async function buildHistory(repo: DemoRepo): Promise<void> {
+  const textPy = 'minilib/text.py';
+  const numbersPy = 'minilib/numbers.py';
+  const timeparsePy = 'minilib/timeparse.py';
+  const testText = 'tests/test_text.py';
+  const testNumbers = 'tests/test_numbers.py';
+  const testTimeparse = 'tests/test_timeparse.py';
+  const testPackage = 'tests/test_package.py';
+
+  // 0. Initial commit
+  await repo.commit({
+    message: 'Initial commit',
+    author: ALICE,
+    files: {
+      '.gitignore': c.gitignore,
+      'pyproject.toml': c.pyproject('0.1.0'),
+      'README.md': c.readme,
+      'minilib/__init__.py': c.init('0.1.0'),
+      [textPy]: c.pyFile(c.textHeader, c.normalizeSpace),
+      [numbersPy]: c.pyFile(c.numbersHeader, c.isEven),
+      [testText]: c.pyFile(c.testTextHeader, c.testNormalizeSpace),
+      [testNumbers]: c.pyFile(c.testNumbersHeader, c.testIsEven),
+      [testPackage]: c.pyFile(c.testPackageHeader, c.testVersion),
+    },
+  });
+
+  // 1. PR #1: slugify (its whitespace bug is fixed by #9)
+  await repo.squashPr({
+    author: DAVE,
+    subject: 'Add slugify helper (#1)',
+    body: 'slugify() lowercases a title and joins its words with hyphens, for use in URLs.',
+    files: {
+      [textPy]: c.pyFile(c.textHeader, c.normalizeSpace, c.slugifyV1),
+      [testText]: c.pyFile(c.testTextHeader, c.testNormalizeSpace, c.testSlugifyBasic),
+    },
+  });
+
+  // 2. PR #2: README usage, merged
+  await repo.mergePr({
+    number: 2,
+    branch: 'bob/readme',
+    title: 'Document usage',
+    merger: ALICE,
+    commits: [{ message: 'Document usage', author: BOB, files: { 'README.md': c.readmeWithUsage } }],
+  });
+
+  // 3. PR #3: parse_duration in two commits, merged (its uppercase bug is fixed by #8)
+  await repo.mergePr({
+    number: 3,
+    branch: 'carol/parse-duration',
+    title: 'Add parse_duration',
+    merger: ALICE,
+    commits: [
+      {
+        message: 'Add parse_duration',
+        author: CAROL,
+        files: {
+          [timeparsePy]: c.timeparseV1,
+          [testTimeparse]: c.pyFile(c.testTimeparseHeader, c.testParseBasic),
+        },
+      },
+      {
+        message: 'Export parse_duration',
+        author: CAROL,
+        files: {
+          'minilib/__init__.py': c.initWithExports('0.1.0'),
+          [testPackage]: c.pyFile(c.testPackageHeader, c.testVersion, c.testExportsParseDuration),
+        },
+      },
+    ],
+  });
+
+  // 4. PR #4: format_bytes (extended by #11)
+  await repo.squashPr({
+    author: DAVE,
+    subject: 'Add format_bytes helper (#4)',
+    body: 'format_bytes() renders a byte count with SI units (B, KB, MB, GB, TB).',
+    files: {
+      [numbersPy]: c.pyFile(c.numbersHeader, c.isEven, c.formatBytesV1),
+      [testNumbers]: c.pyFile(c.testNumbersHeader, c.testIsEven, c.testFormatBytes),
+    },
+  });
+
+  // 5. PR #5: word_count (reverted by #12)
+  const wordCountSha = await repo.squashPr({
+    author: GRACE,
+    subject: 'Add word_count helper (#5)',
+    body: 'word_count() counts the whitespace-separated words in a string.',
+    files: {
+      [textPy]: c.pyFile(c.textHeader, c.normalizeSpace, c.slugifyV1, c.wordCount),
+      // Inserted above the slugify test, so #12 reverts cleanly after #9 appends below it.
+      [testText]: c.pyFile(c.testTextHeader, c.testNormalizeSpace, c.testWordCount, c.testSlugifyBasic),
+    },
+  });
+
+  // 6. PR #6: clamp (correct as merged)
+  await repo.squashPr({
+    author: GRACE,
+    subject: 'Add clamp helper (#6)',
+    body: 'clamp() limits a value to a closed range.',
+    files: {
+      [numbersPy]: c.pyFile(c.numbersHeader, c.isEven, c.formatBytesV1, c.clampV1),
+      [testNumbers]: c.pyFile(c.testNumbersHeader, c.testIsEven, c.testFormatBytes, c.testClamp),
+    },
+  });
+
+  // 7. Direct commit that breaks clamp for floats (fixed by #10)
+  await repo.commit({
+    message: 'clamp: return an int so callers can index with it',
+    author: ALICE,
+    files: { [numbersPy]: c.pyFile(c.numbersHeader, c.isEven, c.formatBytesV1, c.clampInt) },
+  });
+
+  // 8. PR #7: contributing guide, merged
+  await repo.mergePr({
+    number: 7,
+    branch: 'erin/contributing',
+    title: 'Add contributing guide',
+    merger: ALICE,
+    commits: [{ message: 'Add contributing guide', author: ERIN, files: { 'CONTRIBUTING.md': c.contributing } }],
+  });
+
+  // 9. PR #8: fixes #3 without saying so
+  await repo.squashPr({
+    author: BOB,
+    subject: 'Fix parse_duration ignoring uppercase units (#8)',
+    body: 'parse_duration("2H") returned 0 instead of 7200.',
+    files: {
+      [timeparsePy]: c.timeparseV2,
+      [testTimeparse]: c.pyFile(c.testTimeparseHeader, c.testParseBasic, c.testParseUppercaseUnits),
+    },
+  });
+
+  // 10. PR #9: fixes #1
+  const testTextAfter9 = [c.testTextHeader, c.testNormalizeSpace, c.testWordCount, c.testSlugifyBasic, c.testSlugifyCollapsesWhitespace];
+  await repo.squashPr({
+    author: GRACE,
+    subject: 'Fix slugify producing empty segments (#9)',
+    body: 'Regression in #1: "a  b" became "a--b".',
+    files: {
+      [textPy]: c.pyFile(c.textHeader, c.normalizeSpace, c.slugifyV2, c.wordCount),
+      [testText]: c.pyFile(...testTextAfter9),
+    },
+  });
+
+  // 11. PR #10: fixes the direct commit, names #6
+  const testNumbersAfter10 = [c.testNumbersHeader, c.testIsEven, c.testFormatBytes, c.testClamp, c.testClampKeepsFloats];
+  await repo.squashPr({
+    author: DAVE,
+    subject: 'Fix clamp truncating floats (#10)',
+    body: 'clamp() was added in #6; it must keep float values.',
+    files: {
+      [numbersPy]: c.pyFile(c.numbersHeader, c.isEven, c.formatBytesV1, c.clampV1),
+      [testNumbers]: c.pyFile(...testNumbersAfter10),
+    },
+  });
+
+  // 12. PR #11: follow-up feature to #4
+  await repo.squashPr({
+    author: CAROL,
+    subject: 'Add binary units option to format_bytes (#11)',
+    body: 'Follow-up to #4: support IEC units (KiB, MiB) with binary=True.',
+    files: {
+      [numbersPy]: c.pyFile(c.numbersHeader, c.isEven, c.formatBytesV2, c.clampV1),
+      [testNumbers]: c.pyFile(...testNumbersAfter10, c.testFormatBytesBinary),
+    },
+  });
+
+  // 13. PR #12: exact inverse of #5
+  await repo.squashPr({
+    author: ALICE,
+    subject: 'Revert "Add word_count helper (#5)" (#12)',
+    body: `This reverts commit ${wordCountSha}.\n\nword_count duplicated str.split.`,
+    files: {
+      [textPy]: c.pyFile(c.textHeader, c.normalizeSpace, c.slugifyV2),
+      [testText]: c.pyFile(...testTextAfter9.filter((b) => b !== c.testWordCount)),
+    },
+  });
+
+  // 14. PR #13: version bump, merged
+  await repo.mergePr({
+    number: 13,
+    branch: 'frank/bump-version',
+    title: 'Bump version to 0.2.0',
+    merger: ALICE,
+    commits: [
+      {
+        message: 'Bump version to 0.2.0',
+        author: FRANK,
+        files: { 'pyproject.toml': c.pyproject('0.2.0'), 'minilib/__init__.py': c.initWithExports('0.2.0') },
+      },
+    ],
+  });
+}
+
+function invokedAsScript(): boolean {
+  const entry = process.argv[1];
+  if (!entry) return false;
+  try {
+    return realpathSync(entry) === realpathSync(fileURLToPath(import.meta.url));
+  } catch {
+    return false;
+  }
+}
+
+if (invokedAsScript()) {
+  const args = process.argv.slice(2);
+  if (args.length !== 1 || args[0] === '-h' || args[0] === '--help') {
+    console.error('usage: npx tsx pipeline/demo/make-demo-repo.ts DIR   (DIR must not exist or be empty)');
+    process.exit(2);
+  }
+  makeDemoRepo(args[0]!).then(
+    ({ head }) => console.log(head),
+    (err: unknown) => {
+      console.error(err instanceof Error ? err.message : String(err));
+      process.exitCode = 1;
+    },
+  );
+}

@@ -1,0 +1,386 @@
+/**
+ * Real Docker: the django runner's run_state.sh in a chain container, over a GENERATED repository laid
+ * out like Django's (a `django/` package, `tests/runtests.py`, `tests/test_sqlite.py`, test apps under
+ * `tests/`). The base image has no Django: `tests/runtests.py` here is a small stand-in with Django's
+ * command line whose `DiscoverRunner` loads labels with unittest's loader and runs them with unittest's
+ * TextTestRunner, as Django's does, so the `-v 2` output is the same format (Python 3.11 in the image).
+ * Skipped only when the daemon is unreachable AND CI is unset; in CI a missing daemon fails loudly.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  assertDockerReachable,
+  baseImageName,
+  connectDocker,
+  ensureImage,
+  isDockerReachable,
+  openChainEnv,
+  type ChainEnv,
+} from '../../../core/env/docker.ts';
+import { ownerLabels } from '../../../core/env/cleanup.ts';
+import { djangoRunner } from '../../../core/env/runners/django/index.ts';
+
+const docker = connectDocker();
+const reachable = await isDockerReachable(docker);
+const skip = !reachable && !process.env['CI'];
+if (skip) {
+  console.warn('[django-docker.test] SKIPPED: Docker is not reachable and CI is unset (start dockerd to run these tests)');
+}
+
+const IMAGE = baseImageName();
+
+function git(cwd: string, ...args: string[]): string {
+  return execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', '-c', 'commit.gpgsign=false', ...args], {
+    cwd,
+    encoding: 'utf8',
+  }).trim();
+}
+
+function write(dir: string, file: string, lines: string[]): void {
+  mkdirSync(path.dirname(path.join(dir, file)), { recursive: true });
+  writeFileSync(path.join(dir, file), `${lines.join('\n')}\n`);
+}
+
+/** A stand-in for django/test/runner.py: Django's DiscoverRunner reduced to what labels need. */
+const RUNNER_PY = [
+  'import unittest',
+  '',
+  '',
+  'def iter_test_cases(suite):',
+  '    for test in suite:',
+  '        if isinstance(test, unittest.TestSuite):',
+  '            yield from iter_test_cases(test)',
+  '        else:',
+  '            yield test',
+  '',
+  '',
+  'class DiscoverRunner:',
+  '    test_loader = unittest.defaultTestLoader',
+  '',
+  '    def __init__(self, verbosity=1, interactive=True, parallel=0, **kwargs):',
+  '        self.verbosity = verbosity',
+  '        self.parallel = parallel',
+  '',
+  '    def build_suite(self, test_labels):',
+  '        tests = []',
+  '        for label in test_labels:',
+  '            tests.extend(iter_test_cases(self.test_loader.loadTestsFromName(label)))',
+  '        # Like Django: the failures detected at load time first.',
+  '        tests.sort(key=lambda t: not isinstance(t, unittest.loader._FailedTest))',
+  '        print("Found %d test(s)." % len(tests))',
+  '        return unittest.TestSuite(tests)',
+  '',
+  '    def run_tests(self, test_labels):',
+  '        suite = self.build_suite(test_labels)',
+  '        print("System check identified no issues (0 silenced).")',
+  '        result = unittest.TextTestRunner(verbosity=self.verbosity).run(suite)',
+  '        return len(result.failures) + len(result.errors) + len(result.unexpectedSuccesses)',
+];
+
+/** A stand-in for tests/runtests.py: Django's command line and its first lines of output. */
+const RUNTESTS_PY = [
+  '#!/usr/bin/env python',
+  'import argparse',
+  'import importlib',
+  'import os',
+  'import sys',
+  '',
+  'import django',
+  'from django.test.runner import DiscoverRunner',
+  '',
+  'parser = argparse.ArgumentParser()',
+  'parser.add_argument("modules", nargs="*")',
+  'parser.add_argument("-v", "--verbosity", type=int, default=1, choices=[0, 1, 2, 3])',
+  'parser.add_argument("--noinput", action="store_false", dest="interactive")',
+  'parser.add_argument("--parallel", default=0)',
+  'parser.add_argument("--settings")',
+  'options = parser.parse_args()',
+  'if options.settings:',
+  '    os.environ["DJANGO_SETTINGS_MODULE"] = options.settings',
+  'else:',
+  '    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "test_sqlite")',
+  'print("Testing against Django installed in \'%s\'" % os.path.dirname(django.__file__))',
+  '# django.setup(): broken settings crash the runner here, before any test.',
+  'importlib.import_module(os.environ["DJANGO_SETTINGS_MODULE"])',
+  'for app in sorted({label.split(".")[0] for label in options.modules}):',
+  '    if options.verbosity >= 2:',
+  '        print("Importing application %s" % app)',
+  'runner = DiscoverRunner(verbosity=options.verbosity, interactive=options.interactive, parallel=int(options.parallel))',
+  'failures = runner.run_tests(options.modules)',
+  'sys.exit(bool(failures))',
+];
+
+const CALC = 'tests/calc/tests.py';
+const NEW = 'tests/calc/test_new.py';
+
+/**
+ * A: buggy add(); B: the fix, a new test in tests.py and a new module test_new.py that needs B's code;
+ * C: probes (environment, a module raising ImportError, one raising AttributeError at import, nested
+ * test packages); D: a settings module that raises (the runner crashes before any test).
+ */
+function makeRepo(dir: string): { A: string; B: string; C: string; D: string } {
+  git(dir, 'init', '-q', '-b', 'main');
+  write(dir, 'django/__init__.py', ['VERSION = (5, 1, 0, "final", 0)']);
+  write(dir, 'django/test/__init__.py', ['from unittest import TestCase as SimpleTestCase  # noqa: F401']);
+  write(dir, 'django/test/runner.py', RUNNER_PY);
+  write(dir, 'django/utils/__init__.py', []);
+  write(dir, 'django/utils/calc.py', ['def add(a, b):', '    return a - b']);
+  write(dir, 'tests/runtests.py', RUNTESTS_PY);
+  write(dir, 'tests/test_sqlite.py', ['DATABASES = {"default": {"ENGINE": "django.db.backends.sqlite3"}}']);
+  write(dir, 'tests/calc/__init__.py', []);
+  const calcTests = [
+    'import unittest',
+    '',
+    'from django.test import SimpleTestCase',
+    'from django.utils.calc import add',
+    '',
+    '',
+    'class AddTests(SimpleTestCase):',
+    '    def test_add_zero(self):',
+    '        """Adding zeros."""',
+    '        self.assertEqual(add(0, 0), 0)',
+    '',
+    '    @unittest.skip("not on this backend")',
+    '    def test_skipped(self):',
+    '        pass',
+    '',
+    '    @unittest.expectedFailure',
+    '    def test_known_bug(self):',
+    '        self.assertEqual(1, 2)',
+  ];
+  write(dir, CALC, calcTests);
+  git(dir, 'add', '-A');
+  git(dir, 'commit', '-qm', 'A');
+  const A = git(dir, 'rev-parse', 'HEAD');
+
+  write(dir, 'django/utils/calc.py', ['def add(a, b):', '    return a + b', '', '', 'def sub(a, b):', '    return a - b']);
+  write(dir, CALC, [
+    ...calcTests,
+    '',
+    '    def test_add(self):',
+    '        print("adding", end="")',
+    '        self.assertEqual(add(2, 3), 5)',
+    '',
+    '    def test_add_many(self):',
+    '        for a, b, total in [(1, 1, 2), (2, 2, 4)]:',
+    '            with self.subTest(a=a, b=b):',
+    '                self.assertEqual(add(a, b), total)',
+  ]);
+  write(dir, NEW, [
+    'from django.test import SimpleTestCase',
+    'from django.utils.calc import sub',
+    '',
+    '',
+    'class SubTests(SimpleTestCase):',
+    '    def test_sub(self):',
+    '        self.assertEqual(sub(3, 2), 1)',
+  ]);
+  git(dir, 'add', '-A');
+  git(dir, 'commit', '-qm', 'B');
+  const B = git(dir, 'rev-parse', 'HEAD');
+
+  write(dir, 'tests/probe/__init__.py', []);
+  write(dir, 'tests/probe/test_env.py', [
+    'import os',
+    'import sys',
+    '',
+    'from django.test import SimpleTestCase',
+    '',
+    '',
+    'class EnvTests(SimpleTestCase):',
+    '    def test_uid(self):',
+    '        self.assertEqual((os.getuid(), os.getgid()), (65534, 65534))',
+    '',
+    '    def test_checkout_is_imported(self):',
+    '        import django',
+    '        self.assertEqual(django.__file__, "/tmp/testbed/django/__init__.py")',
+    '        self.assertEqual(os.getcwd(), "/tmp/testbed/tests")',
+    '        self.assertEqual(sys.path[0], "/tmp/testbed/tests")',
+    '',
+    '    def test_clean_tree(self):',
+    '        # git clean -fdx between runs: a file left by a previous run is gone',
+    '        self.assertFalse(os.path.exists("leftover.txt"))',
+    '        open("leftover.txt", "w").close()',
+  ]);
+  write(dir, 'tests/probe/test_broken.py', ['import module_that_does_not_exist  # noqa: F401']);
+  write(dir, 'tests/probe/test_attr.py', [
+    'import django.utils.calc',
+    'from django.test import SimpleTestCase',
+    '',
+    '',
+    'class AttrTests(SimpleTestCase):',
+    '    helper = django.utils.calc.mul  # AttributeError while importing the module',
+    '',
+    '    def test_never(self):',
+    '        pass',
+  ]);
+  write(dir, 'tests/probe/deep/__init__.py', []);
+  write(dir, 'tests/probe/deep/tests.py', [
+    'from django.test import SimpleTestCase',
+    '',
+    '',
+    'class DeepTests(SimpleTestCase):',
+    '    def test_deep(self):',
+    '        pass',
+  ]);
+  git(dir, 'add', '-A');
+  git(dir, 'commit', '-qm', 'C');
+  const C = git(dir, 'rev-parse', 'HEAD');
+
+  write(dir, 'tests/test_sqlite.py', ['raise RuntimeError("settings are broken")']);
+  git(dir, 'commit', '-qam', 'D');
+  const D = git(dir, 'rev-parse', 'HEAD');
+  // The container reads the git dir as uid 65534.
+  execFileSync('chmod', ['-R', 'a+rX', path.join(dir, '.git')]);
+  return { A, B, C, D };
+}
+
+describe.skipIf(skip)('django runner (Docker, Django-style repository)', () => {
+  let tmp: string;
+  let revs: { A: string; B: string; C: string; D: string };
+  let env: ChainEnv;
+  const gitDir = (): string => path.join(tmp, 'repo', '.git');
+
+  beforeAll(async () => {
+    await assertDockerReachable(docker); // in CI: fails loudly here when Docker is missing
+    await ensureImage(IMAGE, { docker });
+    tmp = mkdtempSync(path.join(tmpdir(), 'foresight-django-docker-'));
+    mkdirSync(path.join(tmp, 'repo'));
+    revs = makeRepo(path.join(tmp, 'repo'));
+    env = await openChainEnv({ gitDir: gitDir(), image: IMAGE, runner: djangoRunner, docker });
+  });
+
+  afterAll(async () => {
+    await env?.close();
+    if (tmp) rmSync(tmp, { recursive: true, force: true });
+  });
+
+  it('at A with the tests of B overlaid: the new test fails, a module needing B cannot be imported', async () => {
+    const run = await env.runState({ checkout: revs.A, overlay: revs.B, testFiles: [CALC, NEW] });
+    expect(run.ok, run.outputTail).toBe(true);
+    expect(run.exitCode).toBe(1);
+    expect(run.parsed).toEqual({
+      tests: {
+        'test_add_zero (calc.tests.AddTests)': 'pass',
+        'test_skipped (calc.tests.AddTests)': 'skip',
+        'test_known_bug (calc.tests.AddTests)': 'skip',
+        'test_add (calc.tests.AddTests)': 'fail',
+        'test_add_many (calc.tests.AddTests)': 'fail', // its subtests fail
+      },
+      collectionErrors: [NEW],
+    });
+    expect(run.outputTail).toContain("Testing against Django installed in '/tmp/testbed/django'");
+    expect(run.outputTail).toContain('[foresight-django] label calc.tests tests/calc/tests.py');
+    expect(run.outputTail).toContain('[foresight-django] import-error calc.test_new');
+    expect(run.outputTail).toMatch(/test_add \(calc\.tests\.AddTests\.test_add\) \.\.\. addingFAIL/);
+    expect(djangoRunner.testFileOf?.('test_add (calc.tests.AddTests)', [CALC, NEW])).toBe(CALC);
+  });
+
+  it('at B everything passes', async () => {
+    const run = await env.runState({ checkout: revs.B, overlay: null, testFiles: [CALC, NEW] });
+    expect(run.ok, run.outputTail).toBe(true);
+    expect(run.exitCode).toBe(0);
+    expect(run.parsed).toEqual({
+      tests: {
+        'test_add_zero (calc.tests.AddTests)': 'pass',
+        'test_skipped (calc.tests.AddTests)': 'skip',
+        'test_known_bug (calc.tests.AddTests)': 'skip',
+        'test_add (calc.tests.AddTests)': 'pass',
+        'test_add_many (calc.tests.AddTests)': 'pass',
+        'test_sub (calc.test_new.SubTests)': 'pass',
+      },
+      collectionErrors: [],
+    });
+  });
+
+  it('a test module that does not exist at the checkout is simply absent', async () => {
+    const run = await env.runState({ checkout: revs.A, overlay: null, testFiles: [CALC, NEW] });
+    expect(run.ok, run.outputTail).toBe(true);
+    expect(run.parsed.collectionErrors).toEqual([]);
+    expect(Object.keys(run.parsed.tests).sort()).toEqual([
+      'test_add_zero (calc.tests.AddTests)',
+      'test_known_bug (calc.tests.AddTests)',
+      'test_skipped (calc.tests.AddTests)',
+    ]);
+    // ... and with none left, nothing runs: zero tests, exit 0.
+    const none = await env.runState({ checkout: revs.A, overlay: revs.A, testFiles: [NEW, 'docs/index.txt'] });
+    expect(none.ok, none.outputTail).toBe(true);
+    expect(none.exitCode).toBe(0);
+    expect(none.parsed).toEqual({ tests: {}, collectionErrors: [] });
+  });
+
+  it('modules raising ImportError or AttributeError at import are collection errors; the others still run', async () => {
+    const files = ['tests/probe/test_broken.py', 'tests/probe/test_attr.py', 'tests/probe/deep/tests.py', CALC, 'tests/test_sqlite.py'];
+    const run = await env.runState({ checkout: revs.C, overlay: null, testFiles: files });
+    expect(run.ok, run.outputTail).toBe(true);
+    expect(run.exitCode).toBe(1);
+    expect(run.parsed).toEqual({
+      tests: {
+        'test_deep (probe.deep.tests.DeepTests)': 'pass',
+        'test_add_zero (calc.tests.AddTests)': 'pass',
+        'test_skipped (calc.tests.AddTests)': 'skip',
+        'test_known_bug (calc.tests.AddTests)': 'skip',
+        'test_add (calc.tests.AddTests)': 'pass',
+        'test_add_many (calc.tests.AddTests)': 'pass',
+      },
+      collectionErrors: ['tests/probe/test_attr.py', 'tests/probe/test_broken.py'],
+    });
+    expect(run.outputTail).toContain('[foresight-django] ignored tests/test_sqlite.py: not a module of a test app under tests/');
+  });
+
+  it('runs as uid 65534, imports the checkout, in a cleaned tree', async () => {
+    for (let i = 0; i < 2; i++) {
+      const run = await env.runState({ checkout: revs.C, overlay: null, testFiles: ['tests/probe/test_env.py'] });
+      expect(run.ok, run.outputTail).toBe(true);
+      expect(run.parsed.tests, run.outputTail).toEqual({
+        'test_uid (probe.test_env.EnvTests)': 'pass',
+        'test_checkout_is_imported (probe.test_env.EnvTests)': 'pass',
+        'test_clean_tree (probe.test_env.EnvTests)': 'pass',
+      });
+    }
+  });
+
+  it('a runner crash before any test (broken settings) has no tests and a problem', async () => {
+    const run = await env.runState({ checkout: revs.D, overlay: null, testFiles: [CALC] });
+    expect(run.ok, run.outputTail).toBe(true); // a log exists: the problem says it is no evidence
+    expect(run.exitCode).toBe(1);
+    expect(run.parsed).toEqual({
+      tests: {},
+      collectionErrors: [],
+      problem: "Django's test runner crashed before running any test: RuntimeError: settings are broken",
+    });
+  });
+
+  it('an unknown commit is a failed run with no report', async () => {
+    const run = await env.runState({ checkout: 'f'.repeat(40), overlay: null, testFiles: [CALC] });
+    expect(run.ok).toBe(false);
+    expect(run.exitCode).toBe(91);
+    expect(run.outputTail).toMatch(/is not in \/src/);
+  });
+
+  it('runs the interpreter named by FORESIGHT_PYTHON', async () => {
+    // openChainEnv sets no such variable (an env image does): run the script by hand with one.
+    const c = await docker.createContainer({
+      Image: IMAGE,
+      Cmd: ['sh', '/foresight/django/run_state.sh', revs.B, '-', '/tmp/log', CALC],
+      User: '65534:65534',
+      Env: ['HOME=/tmp', 'FORESIGHT_PYTHON=/nonexistent/python'],
+      WorkingDir: '/tmp',
+      Labels: ownerLabels(),
+      HostConfig: { NetworkMode: 'none', Binds: [`${gitDir()}:/src:ro`, `${djangoRunner.dir}:/foresight:ro`] },
+    });
+    try {
+      await c.start();
+      const { StatusCode } = (await c.wait()) as { StatusCode: number };
+      const logs = (await c.logs({ stdout: true, stderr: true })).toString('utf8');
+      expect(StatusCode, logs).toBe(127);
+      expect(logs).toMatch(/\/nonexistent\/python: not found/);
+      expect(logs).toContain('[foresight-django] exit 127');
+    } finally {
+      await c.remove({ force: true });
+    }
+  });
+});

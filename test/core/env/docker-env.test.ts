@@ -1,0 +1,348 @@
+/**
+ * Real Docker: a chain container over a tiny git repo, at several states.
+ * Skipped only when the daemon is unreachable AND CI is unset; in CI a missing daemon fails loudly.
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { hostname, tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ForesightError } from '../../../core/errors.ts';
+import {
+  assertDockerReachable,
+  baseImageName,
+  connectDocker,
+  ensureImage,
+  isDockerReachable,
+  liveContainerIds,
+  openChainEnv,
+  removeStaleContainers,
+  type ChainEnv,
+} from '../../../core/env/docker.ts';
+import { ownerLabels } from '../../../core/env/cleanup.ts';
+import { runExec } from '../../../core/env/exec.ts';
+import { pytestRunner } from '../../../core/env/runners/pytest/index.ts';
+
+const docker = connectDocker();
+const reachable = await isDockerReachable(docker);
+const skip = !reachable && !process.env['CI'];
+if (skip) {
+  console.warn('[docker-env.test] SKIPPED: Docker is not reachable and CI is unset (start dockerd to run these tests)');
+}
+
+const IMAGE = baseImageName();
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+
+function git(cwd: string, ...args: string[]): string {
+  return execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', '-c', 'commit.gpgsign=false', ...args], {
+    cwd,
+    encoding: 'utf8',
+  }).trim();
+}
+
+function write(dir: string, file: string, text: string): void {
+  mkdirSync(path.dirname(path.join(dir, file)), { recursive: true });
+  writeFileSync(path.join(dir, file), text);
+}
+
+/** Commit A: buggy add + one passing test; B: fix + a new test; C: environment probes. */
+function makeRepo(dir: string): { A: string; B: string; C: string } {
+  git(dir, 'init', '-q', '-b', 'main');
+  write(dir, 'calc.py', 'def add(a, b):\n    return a - b\n');
+  write(dir, 'tests/test_calc.py', 'from calc import add\n\n\ndef test_add_zero():\n    assert add(0, 0) == 0\n');
+  git(dir, 'add', '-A');
+  git(dir, 'commit', '-qm', 'A');
+  const A = git(dir, 'rev-parse', 'HEAD');
+  write(dir, 'calc.py', 'def add(a, b):\n    return a + b\n');
+  write(
+    dir,
+    'tests/test_calc.py',
+    'from calc import add\n\n\ndef test_add_zero():\n    assert add(0, 0) == 0\n\n\ndef test_add():\n    assert add(2, 3) == 5\n',
+  );
+  git(dir, 'commit', '-qam', 'B');
+  const B = git(dir, 'rev-parse', 'HEAD');
+  write(
+    dir,
+    'tests/test_env.py',
+    [
+      'import os',
+      '',
+      '',
+      'def test_uid():',
+      '    assert (os.getuid(), os.getgid()) == (65534, 65534)',
+      '',
+      '',
+      'def test_only_loopback():',
+      "    assert sorted(os.listdir('/sys/class/net')) == ['lo']",
+      "    with open('/proc/net/dev') as f:",
+      "        ifaces = [line.split(':')[0].strip() for line in f.readlines()[2:]]",
+      "    assert ifaces == ['lo']",
+      '',
+      '',
+      'def test_clean_tree():',
+      '    # git clean -fdx between runs: a file left by a previous run is gone',
+      "    assert not os.path.exists('leftover.txt')",
+      "    open('leftover.txt', 'w').close()",
+      '',
+    ].join('\n'),
+  );
+  write(dir, 'tests/test_broken.py', 'import module_that_does_not_exist  # noqa\n\n\ndef test_never():\n    pass\n');
+  write(dir, 'tests/test_slow.py', 'import time\n\n\ndef test_sleeps():\n    time.sleep(120)\n');
+  git(dir, 'add', '-A');
+  git(dir, 'commit', '-qm', 'C');
+  const C = git(dir, 'rev-parse', 'HEAD');
+  // The container reads the git dir as uid 65534.
+  execFileSync('chmod', ['-R', 'a+rX', path.join(dir, '.git')]);
+  return { A, B, C };
+}
+
+async function isGone(id: string): Promise<boolean> {
+  try {
+    await docker.getContainer(id).inspect();
+    return false;
+  } catch (err) {
+    return (err as { statusCode?: number }).statusCode === 404;
+  }
+}
+
+describe('docker plumbing without a daemon', () => {
+  it('an unreachable daemon is a ForesightError naming the socket, with the remedy', async () => {
+    const nowhere = connectDocker({ DOCKER_HOST: 'unix:///nonexistent/docker.sock' });
+    const err = await assertDockerReachable(nowhere, 2000).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ForesightError);
+    expect((err as ForesightError).message).toMatch(/^Docker is not reachable at \/nonexistent\/docker\.sock/);
+    expect((err as ForesightError).remedy).toContain('dockerd >/var/log/dockerd.log 2>&1 &');
+    expect(await isDockerReachable(nowhere, 2000)).toBe(false);
+  });
+});
+
+describe.skipIf(skip)('chain env (Docker)', () => {
+  let tmp: string;
+  let revs: { A: string; B: string; C: string };
+  let env: ChainEnv;
+  const gitDir = (): string => path.join(tmp, 'repo', '.git');
+
+  beforeAll(async () => {
+    await assertDockerReachable(docker); // in CI: fails loudly here when Docker is missing
+    await ensureImage(IMAGE, { docker });
+    tmp = mkdtempSync(path.join(tmpdir(), 'foresight-docker-env-'));
+    mkdirSync(path.join(tmp, 'repo'));
+    revs = makeRepo(path.join(tmp, 'repo'));
+    env = await openChainEnv({ gitDir: gitDir(), image: IMAGE, runner: pytestRunner, docker });
+  });
+
+  afterAll(async () => {
+    await env?.close();
+    if (tmp) rmSync(tmp, { recursive: true, force: true });
+  });
+
+  it('ensureImage: present is a no-op; a missing image other than the base one is a ForesightError', async () => {
+    const lines: string[] = [];
+    await ensureImage(IMAGE, { info: (m: string) => void lines.push(m) });
+    expect(lines).toEqual([]);
+    await expect(ensureImage('foresight-no-such-image:never', { docker })).rejects.toThrow(
+      /Docker image foresight-no-such-image:never is not present/,
+    );
+  });
+
+  it('runs the container locked down', async () => {
+    const info = await docker.getContainer(env.containerId).inspect();
+    expect(info.Config.User).toBe('65534:65534');
+    expect(info.Config.Labels['foresight.run']).toBe('1');
+    expect(info.HostConfig.NetworkMode).toBe('none');
+    expect(info.HostConfig.Memory).toBe(2 * 1024 ** 3);
+    expect(info.HostConfig.PidsLimit).toBe(512);
+    expect(info.HostConfig.NanoCpus).toBe(1e9);
+    expect(info.HostConfig.CapDrop).toEqual(['ALL']);
+    expect(info.HostConfig.SecurityOpt).toEqual(['no-new-privileges']);
+    expect(info.HostConfig.Binds?.some((b) => b.endsWith(':/src:ro'))).toBe(true);
+    expect(liveContainerIds()).toContain(env.containerId);
+  });
+
+  it('at A with the tests of B overlaid: the new test fails, the old one passes', async () => {
+    const run = await env.runState({ checkout: revs.A, overlay: revs.B, testFiles: ['tests/test_calc.py'] });
+    expect(run.ok, run.outputTail).toBe(true);
+    expect(run.exitCode).toBe(1);
+    expect(run.timedOut).toBe(false);
+    expect(run.parsed).toEqual({
+      tests: { 'tests/test_calc.py::test_add_zero': 'pass', 'tests/test_calc.py::test_add': 'fail' },
+      collectionErrors: [],
+    });
+  });
+
+  it('at B both pass', async () => {
+    const run = await env.runState({ checkout: revs.B, overlay: null, testFiles: ['tests/test_calc.py'] });
+    expect(run.ok, run.outputTail).toBe(true);
+    expect(run.exitCode).toBe(0);
+    expect(run.parsed.tests).toEqual({
+      'tests/test_calc.py::test_add_zero': 'pass',
+      'tests/test_calc.py::test_add': 'pass',
+    });
+  });
+
+  it('a test file that does not exist at the checkout is simply absent', async () => {
+    const run = await env.runState({
+      checkout: revs.A,
+      overlay: null,
+      testFiles: ['tests/test_calc.py', 'tests/test_env.py'],
+    });
+    expect(run.ok, run.outputTail).toBe(true);
+    expect(run.parsed).toEqual({ tests: { 'tests/test_calc.py::test_add_zero': 'pass' }, collectionErrors: [] });
+    // ... also when absent from the overlay: nothing is overlaid, nothing runs.
+    const none = await env.runState({ checkout: revs.A, overlay: revs.B, testFiles: ['tests/test_env.py'] });
+    expect(none.ok, none.outputTail).toBe(true);
+    expect(none.exitCode).toBe(0);
+    expect(none.parsed).toEqual({ tests: {}, collectionErrors: [] });
+  });
+
+  it('a module that fails to import is a collection error; the other files still run', async () => {
+    const run = await env.runState({
+      checkout: revs.C,
+      overlay: null,
+      testFiles: ['tests/test_broken.py', 'tests/test_calc.py'],
+    });
+    expect(run.ok, run.outputTail).toBe(true);
+    expect(run.exitCode).toBe(1);
+    expect(run.parsed.collectionErrors).toEqual(['tests/test_broken.py']);
+    expect(run.parsed.tests).toEqual({
+      'tests/test_calc.py::test_add_zero': 'pass',
+      'tests/test_calc.py::test_add': 'pass',
+    });
+  });
+
+  it('runs as uid 65534, with only the loopback interface, in a cleaned tree', async () => {
+    for (let i = 0; i < 2; i++) {
+      const run = await env.runState({ checkout: revs.C, overlay: null, testFiles: ['tests/test_env.py'] });
+      expect(run.ok, run.outputTail).toBe(true);
+      expect(run.parsed.tests, run.outputTail).toEqual({
+        'tests/test_env.py::test_uid': 'pass',
+        'tests/test_env.py::test_only_loopback': 'pass',
+        'tests/test_env.py::test_clean_tree': 'pass',
+      });
+    }
+  });
+
+  it('rejects unsafe arguments', async () => {
+    await expect(env.runState({ checkout: '--help', overlay: null, testFiles: [] })).rejects.toThrow(/invalid checkout/);
+    await expect(env.runState({ checkout: revs.A, overlay: null, testFiles: ['../x.py'] })).rejects.toThrow(
+      /invalid test file/,
+    );
+  });
+
+  it('an unknown commit is a failed run, not a crash', async () => {
+    const run = await env.runState({ checkout: 'f'.repeat(40), overlay: null, testFiles: ['tests/test_calc.py'] });
+    expect(run.ok).toBe(false);
+    expect(run.exitCode).toBe(91);
+    expect(run.outputTail).toMatch(/is not in \/src/);
+  });
+
+  it('a test sleeping past runTimeoutSec=5 is timedOut, and the env still works afterwards', async () => {
+    const slow = await openChainEnv({ gitDir: gitDir(), image: IMAGE, runner: pytestRunner, docker, runTimeoutSec: 5 });
+    try {
+      const run = await slow.runState({ checkout: revs.C, overlay: null, testFiles: ['tests/test_slow.py'] });
+      expect(run.timedOut, run.outputTail).toBe(true);
+      expect(run.ok).toBe(false);
+      expect([124, 137]).toContain(run.exitCode);
+      expect(run.durationMs).toBeGreaterThanOrEqual(5000);
+      expect(run.durationMs).toBeLessThan(20_000);
+      const after = await slow.runState({ checkout: revs.B, overlay: null, testFiles: ['tests/test_calc.py'] });
+      expect(after.ok, after.outputTail).toBe(true);
+      expect(after.exitCode).toBe(0);
+    } finally {
+      await slow.close();
+    }
+  });
+
+  it('a container stopped behind its back is started again', async () => {
+    await docker.getContainer(env.containerId).kill();
+    const run = await env.runState({ checkout: revs.B, overlay: null, testFiles: ['tests/test_calc.py'] });
+    expect(run.ok, run.outputTail).toBe(true);
+    expect(run.exitCode).toBe(0);
+  });
+
+  it('the JS-side deadline kills the container when an exec does not end', async () => {
+    const c = await docker.createContainer({
+      Image: IMAGE,
+      Cmd: ['sleep', 'infinity'],
+      Labels: ownerLabels(),
+      HostConfig: { NetworkMode: 'none', Init: true },
+    });
+    try {
+      await c.start();
+      const t0 = Date.now();
+      const res = await runExec(c, ['sleep', '60'], {
+        capture: 'combined',
+        deadlineMs: 1000,
+        onDeadline: async () => void (await c.kill()),
+      });
+      expect(res.deadlineHit).toBe(true);
+      expect(Date.now() - t0).toBeLessThan(15_000);
+      expect((await c.inspect()).State.Running).toBe(false);
+    } finally {
+      await c.remove({ force: true });
+    }
+  });
+
+  it('close() removes the container, and is idempotent', async () => {
+    const e = await openChainEnv({ gitDir: gitDir(), image: IMAGE, runner: pytestRunner, docker });
+    expect(await isGone(e.containerId)).toBe(false);
+    await e.close();
+    await e.close();
+    await expect(docker.getContainer(e.containerId).inspect()).rejects.toMatchObject({ statusCode: 404 });
+    expect(liveContainerIds()).not.toContain(e.containerId);
+    await expect(e.runState({ checkout: revs.A, overlay: null, testFiles: [] })).rejects.toThrow(/closed/);
+  });
+
+  it('removeStaleContainers removes containers of dead processes only', async () => {
+    const dead = spawn(process.execPath, ['-e', '0']);
+    await new Promise((r) => dead.on('exit', r));
+    const orphan = await docker.createContainer({
+      Image: IMAGE,
+      Cmd: ['sleep', 'infinity'],
+      Labels: { 'foresight.run': '1', 'foresight.pid': String(dead.pid), 'foresight.host': hostname() },
+      HostConfig: { NetworkMode: 'none' },
+    });
+    const removed = await removeStaleContainers(docker);
+    expect(removed).toContain(orphan.id);
+    expect(removed).not.toContain(env.containerId);
+    expect(await isGone(orphan.id)).toBe(true);
+    expect(await isGone(env.containerId)).toBe(false);
+    expect(await removeStaleContainers(docker)).not.toContain(env.containerId); // twice is fine
+  });
+
+  it('SIGTERM removes the live containers and exits 143', async () => {
+    const script = path.join(tmp, 'sigterm.mts');
+    const dockerTs = path.join(ROOT, 'core/env/docker.ts');
+    const runnerTs = path.join(ROOT, 'core/env/runners/pytest/index.ts');
+    writeFileSync(
+      script,
+      [
+        `import { openChainEnv } from ${JSON.stringify(dockerTs)};`,
+        `import { pytestRunner } from ${JSON.stringify(runnerTs)};`,
+        `const env = await openChainEnv({ gitDir: ${JSON.stringify(gitDir())}, image: ${JSON.stringify(IMAGE)}, runner: pytestRunner });`,
+        'console.log(`ID ${env.containerId}`);',
+        'setInterval(() => {}, 1000);',
+        'export {};',
+      ].join('\n'),
+    );
+    chmodSync(script, 0o644);
+    const child = spawn(path.join(ROOT, 'node_modules/.bin/tsx'), [script], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
+    const id = await new Promise<string>((resolve, reject) => {
+      let out = '';
+      child.stdout.on('data', (b: Buffer) => {
+        out += b.toString();
+        const m = /ID ([0-9a-f]{64})/.exec(out);
+        if (m?.[1]) resolve(m[1]);
+      });
+      child.on('exit', (code) => reject(new Error(`child exited ${code} before opening: ${stderr}`)));
+    });
+    expect(await isGone(id)).toBe(false);
+    const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+    child.kill('SIGTERM');
+    expect(await exited).toBe(143);
+    expect(await isGone(id)).toBe(true);
+  });
+});
