@@ -7,7 +7,7 @@ CLONE_FLAG = $(if $(CLONE),--clone $(CLONE),)
 VITEST_ARGS ?=
 ORACLE ?=
 
-.PHONY: setup demo test mine stage typecheck bench bench-szz bench-validate clean-demo
+.PHONY: setup demo test mine stage typecheck bench bench-szz bench-validate bench-interrupt clean-demo
 
 setup:
 	@bash scripts/setup.sh
@@ -39,6 +39,10 @@ bench-szz: setup
 
 bench-validate: setup
 	@node_modules/.bin/tsx bench/validate.ts $(if $(CLONE),--clone $(CLONE),) $(if $(filter-out demo/minilib,$(REPO)),--repo $(REPO),)
+
+## SIGTERM and SIGINT at random points of validate, then a rerun: identical output, no container left.
+bench-interrupt: setup
+	@node_modules/.bin/tsx bench/interrupt.ts $(if $(TRIALS),--trials $(TRIALS),)
 
 typecheck:
 	@node_modules/.bin/tsc --noEmit -p .

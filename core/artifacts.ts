@@ -3,6 +3,7 @@ import { dirname, join } from 'node:path';
 import { z } from 'zod';
 import { ForesightError } from './errors.ts';
 import { fingerprint, type Fingerprint } from './fingerprint.ts';
+import { redact } from './secrets.ts';
 
 /** Where a repository's artifacts live: data/<owner>__<name>/<stage>/. */
 export function repoDataDir(dataRoot: string, repo: string): string {
@@ -20,6 +21,8 @@ let tmpCounter = 0;
  * name is unique, so concurrent writers of one path cannot corrupt each other.
  */
 export async function writeAtomic(path: string, content: string | Uint8Array): Promise<void> {
+  // Text leaving the process never carries a secret (binary writers redact their cells themselves).
+  if (typeof content === 'string') content = redact(content);
   await mkdir(dirname(path), { recursive: true });
   const tmp = `${path}.${process.pid}-${++tmpCounter}.incomplete`;
   try {
@@ -80,12 +83,15 @@ export const ManifestSchema = z.object({
   inputs: z.object({
     /** Hash of the upstream artifact's content, or of the repository state for the first stage. */
     upstream: z.string(),
-    /** Hash of the stage's code (its folder and the modules it names). */
+    /** Hash of the stage's code: the import closure of its entry module (core/code-closure.ts). */
     code: z.string(),
     /** Hash of the configuration values the stage reads. */
     config: z.string(),
   }),
-  /** Hash of the output file's content. */
+  /**
+   * contentFingerprint of items.jsonl's text. The runner checks it before trusting the file: a stage whose
+   * output no longer matches reruns, and a downstream stage refuses to read it.
+   */
   output: z.string(),
   items: z.number().int().nonnegative(),
   stats: z.record(z.string(), z.number()),
@@ -155,7 +161,7 @@ export class Checkpoint {
 
   async put(key: Fingerprint, value: unknown): Promise<void> {
     this.entries.set(key, value);
-    await appendFile(this.path, JSON.stringify({ key, value }) + '\n');
+    await appendFile(this.path, redact(JSON.stringify({ key, value })) + '\n');
   }
 
   /** Keep only the given keys (the current items), rewritten atomically. */

@@ -1,86 +1,325 @@
 import { z } from 'zod';
 import { ForesightError } from './errors.ts';
+import { registerSecret } from './secrets.ts';
 
-/** Every setting the stages read. Each stage fingerprints only the section it uses. */
+/**
+ * The one owner of configuration: every setting foresight reads, built once from command-line flags, the
+ * environment and defaults, checked with zod, and passed down. Nothing else reads `process.env`. Each stage
+ * fingerprints only the sections it uses; secrets (tokens, keys, URL credentials) live apart in `Secrets`,
+ * are registered for redaction, and are never fingerprinted or logged.
+ */
 export const ConfigSchema = z.object({
-  discover: z.object({
-    /** Branch whose first-parent history is mined. */
-    branch: z.string().default('HEAD'),
-    /** Changes are GitHub PRs, or mainline commits (histories without PR numbers, like Django's). */
-    units: z.enum(['auto', 'prs', 'commits']).default('auto'),
-    /** Where "#N" points: GitHub PRs/issues, or Trac tickets (Django's "Fixed #N -- "). */
-    tracker: z.enum(['auto', 'github', 'trac']).default('auto'),
-    /** Only the git history: no GitHub, Trac or advisory requests (the demo, air-gapped runs). */
-    offline: z.boolean().default(false),
-    /** Only fixes (PR2s) merged in [since, until): bounds the work on a long history. ISO dates. */
-    since: z.string().nullable().default(null),
-    until: z.string().nullable().default(null),
-  }),
-  szz: z.object({
-    /** Blame jobs run at once. */
-    concurrency: z.number().int().positive().default(4),
-  }),
-  validate: z.object({
-    /** One image for every chain (no environment tier); null: images built per recipe and era. */
-    image: z.string().nullable().default(null),
-    /** The runner when the image is given explicitly (a recipe names its own otherwise). */
-    runner: z.string().default('pytest'),
-    /** Each state is run this many times; a test whose outcome changes is flaky. */
-    runs: z.number().int().min(1).default(3),
-    jobs: z.number().int().positive().default(1),
-    timeoutSec: z.number().int().positive().default(600),
-    memoryMiB: z.number().int().positive().default(2048),
-    pidsLimit: z.number().int().positive().default(512),
-    cpus: z.number().positive().default(1),
-  }),
-  judge: z.object({
-    /** 'rules' (offline, deterministic) or 'openai' (an OpenAI-compatible endpoint from the environment). */
-    provider: z.enum(['rules', 'openai']).default('rules'),
-    model: z.string().nullable().default(null),
-    fairnessModels: z.array(z.string()).default([]),
-  }),
+  /** Artifact root (data/<owner>__<name>/<stage>/). */
+  data: z.string().default('data'),
+  log: z.object({ level: z.enum(['debug', 'info']).default('info'), quiet: z.boolean().default(false) }).prefault({}),
+  clone: z
+    .object({
+      /** Where `owner/name` is cloned from, without credentials (those are in Secrets). */
+      gitUrl: z.string().default('https://github.com'),
+    })
+    .prefault({}),
+  discover: z
+    .object({
+      /** Branch whose first-parent history is mined. */
+      branch: z.string().default('HEAD'),
+      /** Changes are GitHub PRs, or mainline commits (histories without PR numbers, like Django's). */
+      units: z.enum(['auto', 'prs', 'commits']).default('auto'),
+      /** Where "#N" points: GitHub PRs/issues, or Trac tickets (Django's "Fixed #N -- "). */
+      tracker: z.enum(['auto', 'github', 'trac']).default('auto'),
+      /** Only the git history: no GitHub, Trac or advisory requests, and no cloning (the demo, air-gapped runs). */
+      offline: z.boolean().default(false),
+      /** Only fixes (PR2s) merged in [since, until): bounds the work on a long history. ISO times. */
+      since: z.string().nullable().default(null),
+      until: z.string().nullable().default(null),
+    })
+    .prefault({}),
+  /** Where the network sources are (never their tokens). */
+  sources: z
+    .object({
+      githubApiUrl: z.string().default('https://api.github.com'),
+      tracUrl: z.string().nullable().default(null),
+      tracMaxAgeSec: z.number().int().nonnegative().default(0),
+      advisoryDb: z.string().nullable().default(null),
+      osvUrl: z.string().nullable().default(null),
+      advisoryPackage: z.string().nullable().default(null),
+    })
+    .prefault({}),
+  szz: z
+    .object({
+      /** Blame jobs run at once. */
+      concurrency: z.number().int().positive().default(4),
+    })
+    .prefault({}),
+  validate: z
+    .object({
+      /** One image for every chain (no environment tier); null: images built per recipe and era. */
+      image: z.string().nullable().default(null),
+      /** The runner when the image is given explicitly (a recipe names its own otherwise). */
+      runner: z.string().default('pytest'),
+      /** Each state is run this many times; a test whose outcome changes is flaky. */
+      runs: z.number().int().min(1).default(3),
+      jobs: z.number().int().positive().default(1),
+      timeoutSec: z.number().int().positive().default(600),
+      memoryMiB: z.number().int().positive().default(2048),
+      pidsLimit: z.number().int().positive().default(512),
+      cpus: z.number().positive().default(1),
+    })
+    .prefault({}),
+  /** Docker images: which are kept, and where builds coordinate. Not part of any stage's result. */
+  images: z
+    .object({
+      /** 'env': keep env images (LRU beyond envKeep pruned); 'base': remove the run's env images; 'none': the base too. */
+      cache: z.enum(['none', 'base', 'env']).default('env'),
+      envKeep: z.number().int().nonnegative().default(30),
+      /** The alias pointed at the offline base image. */
+      baseAlias: z.string().default('foresight-base:bookworm'),
+      /** Lock files serialising env builds across processes; null: <tmpdir>/foresight-locks. */
+      lockDir: z.string().nullable().default(null),
+    })
+    .prefault({}),
+  docker: z
+    .object({
+      /** DOCKER_HOST: unix:///path, tcp://host:port; null: /var/run/docker.sock. */
+      host: z.string().nullable().default(null),
+    })
+    .prefault({}),
+  judge: z
+    .object({
+      /** 'rules' (offline, deterministic) or 'openai' (an OpenAI-compatible endpoint). */
+      provider: z.enum(['rules', 'openai']).default('rules'),
+      /** The endpoint's base URL (openai provider). */
+      baseUrl: z.string().nullable().default(null),
+      model: z.string().nullable().default(null),
+      fairnessModels: z.array(z.string()).default([]),
+    })
+    .prefault({}),
+  debug: z
+    .object({
+      /** Print stack traces of errors. */
+      stack: z.boolean().default(false),
+      /** Time spent per git subcommand, printed at exit (benchmarks). */
+      profileGit: z.boolean().default(false),
+    })
+    .prefault({}),
 });
 export type Config = z.infer<typeof ConfigSchema>;
+export type ConfigInput = z.input<typeof ConfigSchema>;
 
-/** Defaults, overridden by FORESIGHT_* environment variables. */
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const num = (name: string): number | undefined => {
+/** Credentials: kept out of Config so they are never fingerprinted, logged or written. */
+export interface Secrets {
+  githubToken: string | null;
+  llmApiKey: string | null;
+  hfToken: string | null;
+  /** `user:password` of FORESIGHT_GIT_URL, if it carried any. */
+  gitUrlCredentials: string | null;
+}
+
+/** No credentials at all: offline runs and tests. */
+export const NO_SECRETS: Secrets = Object.freeze({ githubToken: null, llmApiKey: null, hfToken: null, gitUrlCredentials: null });
+
+/** Command-line flags as commander hands them over (strings); each is checked here and named in errors. */
+export interface Flags {
+  data?: string;
+  since?: string;
+  until?: string;
+  offline?: boolean;
+  jobs?: string;
+  runs?: string;
+  verbose?: boolean;
+  quiet?: boolean;
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+/** Where a value came from, so an error names what the user typed. */
+interface Origin {
+  /** `--jobs` or `FORESIGHT_JOBS`. */
+  name: string;
+  flag: boolean;
+}
+
+function bad(origin: Origin, value: string, what: string, example: string): ForesightError {
+  const shown = origin.flag ? `${origin.name} ${value}` : `${origin.name}=${value}`;
+  const remedy = origin.flag ? `pass ${origin.name} ${example}` : `set ${origin.name} to ${example} or unset it`;
+  return new ForesightError(`${shown} is not ${what}`, { remedy });
+}
+
+/** A whole number ≥ min. */
+function int(origin: Origin, v: string, min: number): number {
+  const n = /^\s*\d+\s*$/.test(v) ? Number(v) : NaN;
+  if (!Number.isSafeInteger(n) || n < min) throw bad(origin, v, `a whole number ≥ ${min}`, min === 0 ? '0 or more' : `a number such as ${Math.max(min, 2)}`);
+  return n;
+}
+
+function positive(origin: Origin, v: string): number {
+  const n = Number(v);
+  if (!v.trim() || !Number.isFinite(n) || n <= 0) throw bad(origin, v, 'a positive number', 'a number such as 1.5');
+  return n;
+}
+
+const ISO_DATE = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$/;
+
+/**
+ * An ISO date (2023-01-01) or date-time (2023-01-01T12:00:00Z) that exists on the calendar, as an ISO
+ * string in UTC. `Date.parse` alone takes `1` and rolls `2024-02-30` over to March: neither is a date.
+ */
+export function parseIsoDate(origin: Origin, v: string): string {
+  const m = ISO_DATE.exec(v.trim());
+  const fail = (): ForesightError => bad(origin, v, 'a date', 'an ISO date such as 2023-01-01');
+  if (!m) throw fail();
+  const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  const day = new Date(Date.UTC(y, mo - 1, d));
+  if (day.getUTCFullYear() !== y || day.getUTCMonth() !== mo - 1 || day.getUTCDate() !== d) throw fail();
+  if (m[4] !== undefined && (Number(m[4]) > 23 || Number(m[5]) > 59 || Number(m[6] ?? 0) > 59)) throw fail();
+  const at = Date.parse(m[4] === undefined ? `${m[1]}-${m[2]}-${m[3]}T00:00:00Z` : m[7] ? v.trim() : `${v.trim()}Z`);
+  if (Number.isNaN(at)) throw fail();
+  return new Date(at).toISOString();
+}
+
+function httpUrl(origin: Origin, v: string): string {
+  try {
+    const u = new URL(v);
+    if (u.protocol === 'http:' || u.protocol === 'https:') return v.replace(/\/+$/, '');
+  } catch {
+    /* reported below */
+  }
+  throw bad(origin, v, 'an http(s) URL', 'a URL such as https://example.org');
+}
+
+/** A URL without its user:password, and those credentials (registered as a secret). */
+export function splitCredentials(url: string): { url: string; credentials: string | null } {
+  try {
+    const u = new URL(url);
+    if (!u.username && !u.password) return { url, credentials: null };
+    const credentials = u.password ? `${decodeURIComponent(u.username)}:${decodeURIComponent(u.password)}` : decodeURIComponent(u.username);
+    u.username = '';
+    u.password = '';
+    return { url: u.toString().replace(/\/+$/, ''), credentials };
+  } catch {
+    return { url, credentials: null };
+  }
+}
+
+/** The environment variables whose values are credentials. */
+export const SECRET_VARS = ['GITHUB_TOKEN', 'GH_TOKEN', 'HF_TOKEN', 'FORESIGHT_LLM_API_KEY', 'OPENAI_API_KEY'] as const;
+
+/** The secrets in the environment, each registered for redaction (core/secrets.ts). */
+export function loadSecrets(env: Env = processEnv()): Secrets {
+  for (const name of SECRET_VARS) registerSecret(name, env[name]);
+  const git = splitCredentials(env.FORESIGHT_GIT_URL?.trim() ?? '');
+  if (git.credentials) {
+    registerSecret('FORESIGHT_GIT_URL credentials', git.credentials);
+    registerSecret('FORESIGHT_GIT_URL credentials', git.credentials.split(':').slice(1).join(':'));
+  }
+  const get = (name: string): string | null => env[name]?.trim() || null;
+  return { githubToken: get('GITHUB_TOKEN'), llmApiKey: get('FORESIGHT_LLM_API_KEY'), hfToken: get('HF_TOKEN'), gitUrlCredentials: git.credentials };
+}
+
+/**
+ * The configuration from flags (win), the environment (FORESIGHT_* and the few standard variables
+ * the README lists) and defaults. Any bad value is a ForesightError naming the flag or variable.
+ */
+export function loadConfig(env: Env = processEnv(), flags: Flags = {}): Config {
+  const e = (name: string): string | undefined => {
     const v = env[name];
-    if (v === undefined || v === '') return undefined;
-    const n = Number(v);
-    if (!Number.isFinite(n)) throw new ForesightError(`${name}=${v} is not a number`, { remedy: `set ${name} to a number or unset it` });
-    return n;
+    return v === undefined || v.trim() === '' ? undefined : v.trim();
   };
-  const date = (name: string): string | undefined => {
-    const v = env[name];
-    if (!v) return undefined;
-    if (Number.isNaN(Date.parse(v))) throw new ForesightError(`${name}=${v} is not a date`, { remedy: `set ${name} to an ISO date such as 2023-01-01, or unset it` });
-    return new Date(v).toISOString();
+  const fromEnv = (name: string): Origin => ({ name, flag: false });
+  const pick = (flag: string, value: string | undefined, envName: string): { origin: Origin; value: string } | undefined =>
+    value !== undefined ? { origin: { name: flag, flag: true }, value } : e(envName) !== undefined ? { origin: fromEnv(envName), value: e(envName)! } : undefined;
+  const num = (flag: string | null, value: string | undefined, envName: string, min: number): number | undefined => {
+    const p = flag ? pick(flag, value, envName) : e(envName) !== undefined ? { origin: fromEnv(envName), value: e(envName)! } : undefined;
+    return p ? int(p.origin, p.value, min) : undefined;
   };
-  const llm = Boolean(env.FORESIGHT_LLM_BASE_URL);
-  const raw = {
-    discover: { branch: env.FORESIGHT_BRANCH || undefined, units: env.FORESIGHT_UNITS || undefined, tracker: env.FORESIGHT_TRACKER || undefined, offline: env.FORESIGHT_OFFLINE === '1' || undefined, since: date('FORESIGHT_SINCE'), until: date('FORESIGHT_UNTIL') },
-    szz: { concurrency: num('FORESIGHT_SZZ_CONCURRENCY') },
+  const date = (flag: string, value: string | undefined, envName: string): string | undefined => {
+    const p = pick(flag, value, envName);
+    return p ? parseIsoDate(p.origin, p.value) : undefined;
+  };
+  const url = (name: string): string | undefined => (e(name) ? httpUrl(fromEnv(name), e(name)!) : undefined);
+
+  const since = date('--since', flags.since, 'FORESIGHT_SINCE');
+  const until = date('--until', flags.until, 'FORESIGHT_UNTIL');
+  if (since && until && since >= until) {
+    throw new ForesightError(`the window is empty: since ${since.slice(0, 10)} is not before until ${until.slice(0, 10)}`, {
+      remedy: 'pass --since earlier than --until (fixes merged in [since, until) are mined)',
+    });
+  }
+  const cpus = e('FORESIGHT_CPUS');
+  const llmBase = url('FORESIGHT_LLM_BASE_URL');
+  const judgeModel = e('FORESIGHT_JUDGE_MODEL') ?? null;
+  const fairness = e('FORESIGHT_FAIRNESS_MODELS')?.split(',').map((s) => s.trim()).filter(Boolean) ?? [];
+  if (!llmBase && (judgeModel || fairness.length)) {
+    const named = [judgeModel && 'FORESIGHT_JUDGE_MODEL', fairness.length && 'FORESIGHT_FAIRNESS_MODELS'].filter(Boolean).join(' and ');
+    throw new ForesightError(`${named} ${named.includes(' and ') ? 'are' : 'is'} set but FORESIGHT_LLM_BASE_URL is not`, {
+      remedy: `set FORESIGHT_LLM_BASE_URL to the LLM endpoint, or unset ${named} to use the offline rules`,
+    });
+  }
+  const enumOf = <T extends string>(name: string, allowed: readonly T[]): T | undefined => {
+    const v = e(name);
+    if (v === undefined) return undefined;
+    if (!(allowed as readonly string[]).includes(v)) throw bad(fromEnv(name), v, `one of ${allowed.join(', ')}`, allowed[0]!);
+    return v as T;
+  };
+  const gitUrl = e('FORESIGHT_GIT_URL') ? splitCredentials(e('FORESIGHT_GIT_URL')!).url.replace(/\/+$/, '') : undefined;
+
+  const raw: ConfigInput = {
+    data: flags.data ?? e('FORESIGHT_DATA'),
+    log: { level: flags.verbose ? 'debug' : 'info', quiet: flags.quiet ?? false },
+    clone: { gitUrl },
+    discover: {
+      branch: e('FORESIGHT_BRANCH'),
+      units: enumOf('FORESIGHT_UNITS', ['auto', 'prs', 'commits'] as const),
+      tracker: enumOf('FORESIGHT_TRACKER', ['auto', 'github', 'trac'] as const),
+      offline: flags.offline || e('FORESIGHT_OFFLINE') === '1' || undefined,
+      since,
+      until,
+    },
+    sources: {
+      githubApiUrl: url('FORESIGHT_GITHUB_API_URL'),
+      tracUrl: e('FORESIGHT_TRAC_URL') ?? null,
+      tracMaxAgeSec: num(null, undefined, 'FORESIGHT_TRAC_MAX_AGE_SEC', 0),
+      advisoryDb: e('FORESIGHT_ADVISORY_DB') ?? null,
+      osvUrl: e('FORESIGHT_OSV_URL') ?? null,
+      advisoryPackage: e('FORESIGHT_ADVISORY_PACKAGE') ?? null,
+    },
+    szz: { concurrency: num(null, undefined, 'FORESIGHT_SZZ_CONCURRENCY', 1) },
     validate: {
-      image: env.FORESIGHT_IMAGE || undefined,
-      runner: env.FORESIGHT_RUNNER || undefined,
-      runs: num('FORESIGHT_RUNS'),
-      jobs: num('FORESIGHT_JOBS'),
-      timeoutSec: num('FORESIGHT_TIMEOUT_SEC'),
-      memoryMiB: num('FORESIGHT_MEMORY_MIB'),
-      pidsLimit: num('FORESIGHT_PIDS_LIMIT'),
-      cpus: num('FORESIGHT_CPUS'),
+      image: e('FORESIGHT_IMAGE'),
+      runner: e('FORESIGHT_RUNNER'),
+      runs: num('--runs', flags.runs, 'FORESIGHT_RUNS', 1),
+      jobs: num('--jobs', flags.jobs, 'FORESIGHT_JOBS', 1),
+      timeoutSec: num(null, undefined, 'FORESIGHT_TIMEOUT_SEC', 1),
+      memoryMiB: num(null, undefined, 'FORESIGHT_MEMORY_MIB', 1),
+      pidsLimit: num(null, undefined, 'FORESIGHT_PIDS_LIMIT', 1),
+      cpus: cpus === undefined ? undefined : positive(fromEnv('FORESIGHT_CPUS'), cpus),
     },
-    judge: {
-      provider: llm ? 'openai' : 'rules',
-      model: env.FORESIGHT_JUDGE_MODEL || null,
-      fairnessModels: env.FORESIGHT_FAIRNESS_MODELS ? env.FORESIGHT_FAIRNESS_MODELS.split(',').map((s) => s.trim()).filter(Boolean) : [],
+    images: {
+      cache: enumOf('FORESIGHT_IMAGE_CACHE', ['none', 'base', 'env'] as const),
+      envKeep: num(null, undefined, 'FORESIGHT_ENV_KEEP', 0),
+      baseAlias: e('FORESIGHT_BASE_IMAGE'),
+      lockDir: e('FORESIGHT_LOCK_DIR') ?? null,
     },
+    docker: { host: e('DOCKER_HOST') ?? null },
+    judge: { provider: llmBase ? 'openai' : 'rules', baseUrl: llmBase ?? null, model: judgeModel, fairnessModels: fairness },
+    debug: { stack: Boolean(e('FORESIGHT_DEBUG')), profileGit: Boolean(e('FORESIGHT_PROFILE_GIT')) },
   };
   const parsed = ConfigSchema.safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
-    throw new ForesightError(`invalid setting ${issue.path.join('.')}: ${issue.message}`, { remedy: 'fix the FORESIGHT_* environment variable named in the README' });
+    throw new ForesightError(`invalid setting ${issue.path.join('.')}: ${issue.message}`, { remedy: 'fix the flag or FORESIGHT_* variable the README names for it' });
   }
   return parsed.data;
+}
+
+/** The defaults, with `overrides` deep-merged per section: for tests and library use. */
+export function defaultConfig(overrides: { [K in keyof ConfigInput]?: Partial<Exclude<ConfigInput[K], undefined>> } = {}): Config {
+  return ConfigSchema.parse(overrides);
+}
+
+/**
+ * The process environment, read here and nowhere else. Child processes that must inherit it (git with
+ * a trimmed environment, pip in tests) take a copy through this function.
+ */
+export function processEnv(): Readonly<Record<string, string | undefined>> {
+  return process.env;
 }

@@ -14,11 +14,14 @@ function client(repo: string): SimpleGit {
   return c;
 }
 
-/** Time spent per git subcommand, printed at exit when FORESIGHT_PROFILE_GIT is set (for benchmarks). */
-const profile = process.env.FORESIGHT_PROFILE_GIT ? new Map<string, { calls: number; ms: number }>() : null;
-if (profile) {
+/** Time spent per git subcommand, printed at exit once enabled (config debug.profileGit, for benchmarks). */
+let profile: Map<string, { calls: number; ms: number }> | null = null;
+
+export function enableGitProfile(): void {
+  if (profile) return;
+  const p = (profile = new Map());
   process.on('exit', () => {
-    for (const [cmd, p] of [...profile].sort((a, b) => b[1].ms - a[1].ms)) process.stderr.write(`git ${cmd}: ${p.calls} calls, ${(p.ms / 1000).toFixed(1)} s\n`);
+    for (const [cmd, x] of [...p].sort((a, b) => b[1].ms - a[1].ms)) process.stderr.write(`git ${cmd}: ${x.calls} calls, ${(x.ms / 1000).toFixed(1)} s\n`);
   });
 }
 
@@ -87,6 +90,49 @@ export async function assertGitRepo(repo: string): Promise<string> {
   }
 }
 
+/**
+ * A clone the pipeline can mine: a git repository with its whole history. A shallow clone
+ * (`clone --depth N`) looks like a normal one, but its history stops after N commits: every
+ * stage would run and quietly find a fraction of the changes.
+ */
+export async function assertFullClone(repo: string): Promise<void> {
+  await assertGitRepo(repo);
+  if ((await git(repo, ['rev-parse', '--is-shallow-repository'])).trim() !== 'true') return;
+  const commits = (await git(repo, ['rev-list', '--count', '--all'])).trim();
+  throw new ForesightError(`${repo} is a shallow clone (history cut at ${commits} commits): mining would miss most changes`, {
+    remedy: `git -C ${repo} fetch --unshallow`,
+  });
+}
+
+/**
+ * For the commands that do not honour `--end-of-options` (git blame, as of git 2.39): refuse a
+ * revision from data that git would read as an option (`--output=FILE` writes that file).
+ */
+export function notAnOption(rev: string): string {
+  if (rev.startsWith('-')) {
+    throw new ForesightError(`revision "${rev}" starts with "-": git would take it as an option`, {
+      remedy: 'pass a commit sha or a ref name; check the artifact, oracle or setting it came from',
+    });
+  }
+  return rev;
+}
+
+/**
+ * The commit `rev` names, as a full sha. `--end-of-options` (git >= 2.24) makes git read what follows
+ * as a revision even when it starts with "-": revisions here come from data (config, artifacts, messages).
+ */
 export async function revParse(repo: string, rev: string): Promise<string> {
-  return (await git(repo, ['rev-parse', '--verify', `${rev}^{commit}`])).trim();
+  return (await git(repo, ['rev-parse', '--verify', '--end-of-options', `${rev}^{commit}`])).trim();
+}
+
+/**
+ * The absolute git directory of a clone (a work tree, its .git folder, or a bare clone): what containers
+ * mount read-only. The one resolver of it, so every mount sees the same objects.
+ */
+export async function absoluteGitDir(path: string): Promise<string> {
+  try {
+    return (await client(path).raw(['rev-parse', '--absolute-git-dir'])).trim();
+  } catch (err) {
+    throw new ForesightError(`${path} is not a git clone or git directory`, { remedy: "pass the path of a clone (or of its .git directory)", cause: err });
+  }
 }

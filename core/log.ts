@@ -1,24 +1,9 @@
 import { appendFileSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { redact } from './secrets.ts';
 
 export type Level = 'debug' | 'info' | 'warn' | 'error';
 const ORDER: Record<Level, number> = { debug: 10, info: 20, warn: 30, error: 40 };
-const SECRET_VARS = ['GITHUB_TOKEN', 'GH_TOKEN', 'HF_TOKEN', 'FORESIGHT_LLM_API_KEY', 'OPENAI_API_KEY'];
-
-/** Replace the values of known secret variables, so they never reach a log line or an artifact. */
-export function redact(text: string, env: NodeJS.ProcessEnv = process.env): string {
-  let out = text;
-  for (const name of SECRET_VARS) {
-    const v = env[name];
-    if (!v || v.length < 6) continue;
-    out = out.split(v).join(`<${name}>`);
-    // Log lines are JSON: a value with quotes or backslashes appears escaped there.
-    const escaped = JSON.stringify(v).slice(1, -1);
-    if (escaped !== v) out = out.split(escaped).join(`<${name}>`);
-  }
-  return out;
-}
-
 export interface Logger {
   debug(msg: string, fields?: Record<string, unknown>): void;
   info(msg: string, fields?: Record<string, unknown>): void;

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import type { Config } from './config.ts';
+import type { Config, Secrets } from './config.ts';
 import type { Fingerprint } from './fingerprint.ts';
 import type { Logger } from './log.ts';
 
@@ -24,6 +24,8 @@ export interface ForEachOptions<I, O> {
 export interface StageContext {
   repo: RepoContext;
   config: Config;
+  /** Credentials (never fingerprinted, logged or written). */
+  secrets: Secrets;
   log: Logger;
   /** This stage's artifact folder (data/<repo>/<stage>/), for extra outputs such as emitted files. */
   outDir: string;
@@ -48,15 +50,18 @@ export interface StageOutput<O> {
 /** A stage: a function from the upstream stage's records to its own, with typed artifacts. */
 export interface StageDef<I, O> {
   name: StageName;
-  /** Source paths (relative to the project root) whose change invalidates this stage's output. */
-  code: readonly string[];
+  /**
+   * The stage module's own `import.meta.url`. Its code fingerprint is the closure of what this module
+   * runs (core/code-closure.ts): every module it imports, the files they read and the packages' versions.
+   */
+  entry: string;
   /** The configuration values this stage reads (fingerprinted). */
   config(cfg: Config): unknown;
   /** Schema of the upstream artifact's records; null for the first stage, which reads the repository. */
   input: z.ZodType<I> | null;
   output: z.ZodType<O>;
   /** For the first stage: a fingerprint of the repository state it reads. */
-  source?(ctx: Pick<StageContext, 'repo' | 'config'>): Promise<Fingerprint>;
+  source?(ctx: Pick<StageContext, 'repo' | 'config' | 'secrets'>): Promise<Fingerprint>;
   run(items: I[], ctx: StageContext): Promise<StageOutput<O>>;
 }
 

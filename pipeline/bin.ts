@@ -1,56 +1,108 @@
 #!/usr/bin/env -S npx tsx
-import { Command, Option } from 'commander';
-import { existsSync } from 'node:fs';
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { existsSync, statSync } from 'node:fs';
+import { readdir, rmdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { makeDemoRepo } from './demo/make-demo-repo.ts';
 import { repoDataDir } from '../core/artifacts.ts';
-import { ensureClone } from './clone.ts';
-import { loadConfig } from '../core/config.ts';
+import { loadConfig, loadSecrets, processEnv, type Config, type Flags } from '../core/config.ts';
 import { errorMessage, ForesightError } from '../core/errors.ts';
+import { enableGitProfile } from '../core/git.ts';
 import { createLogger } from '../core/log.ts';
-import { parseStage, runPipeline } from './pipeline.ts';
+import { redact } from '../core/secrets.ts';
 import { STAGES, type StageName } from '../core/stage.ts';
-import { summarize } from './summary.ts';
-import { evaluateSzz, formatScores, readOracle, type SzzVariant } from '../stages/szz/index.ts';
 import { FORESIGHT_VERSION } from '../core/version.ts';
+import { evaluateSzz, formatScores, readOracle, type SzzVariant } from '../stages/szz/index.ts';
+import { ensureClone } from './clone.ts';
+import { makeDemoRepo } from './demo/make-demo-repo.ts';
+import { parseStage, runPipeline } from './pipeline.ts';
+import { abortOnSignals } from './signals.ts';
+import { summarize } from './summary.ts';
 
 export const DEMO_REPO = 'demo/minilib';
 
-interface CommonOpts {
+interface CommonOpts extends Flags {
   repo: string;
-  since?: string;
-  until?: string;
-  offline?: boolean;
-  jobs?: string;
-  runs?: string;
   clone?: string;
-  data: string;
   force?: boolean;
-  verbose?: boolean;
-  quiet?: boolean;
+  from?: string;
+  only?: string;
 }
 
+/** The exit code of the signal that stopped the run (130 SIGINT, 143 SIGTERM), when one did. */
+let signalExit: number | null = null;
+
 function repoName(name: string): string {
-  if (!/^[\w.-]+\/[\w.-]+$/.test(name)) {
-    throw new ForesightError(`"${name}" is not a repository name`, { remedy: 'pass --repo owner/name, e.g. --repo django/django' });
+  if (!/^[\w.][\w.-]*\/[\w.][\w.-]*$/.test(name)) {
+    throw new ForesightError(`--repo ${name} is not a repository name`, { remedy: 'pass --repo owner/name, e.g. --repo django/django' });
   }
   return name;
 }
 
+/** The artifact root: a folder (created on demand), never a file. */
+function dataRootOf(config: Config): string {
+  const root = resolve(config.data);
+  if (existsSync(root) && !statSync(root).isDirectory()) {
+    throw new ForesightError(`--data ${config.data} is a file, not a folder`, { remedy: 'pass --data <a folder> (FORESIGHT_DATA); it is created when missing' });
+  }
+  return root;
+}
+
+/** Remove `dir` and then its parents up to (and including) `stop` while they are empty: a failed run leaves no empty folders. */
+async function removeEmpty(dir: string, stop: string): Promise<void> {
+  for (let d = dir; d.startsWith(stop); d = resolve(d, '..')) {
+    const entries = await readdir(d).catch(() => null);
+    if (entries === null || entries.length > 0) return;
+    await rmdir(d).catch(() => undefined);
+    if (d === stop) return;
+  }
+}
+
+function settings(opts: CommonOpts): { config: Config; secrets: ReturnType<typeof loadSecrets> } {
+  const config = loadConfig(processEnv(), opts);
+  const secrets = loadSecrets(processEnv());
+  if (config.debug.profileGit) enableGitProfile();
+  return { config, secrets };
+}
+
 async function execute(opts: CommonOpts, part: { from?: StageName; only?: StageName }): Promise<void> {
-  const log = createLogger({ level: opts.verbose ? 'debug' : 'info', quiet: opts.quiet });
-  const abort = new AbortController();
-  process.once('SIGINT', () => abort.abort(new ForesightError('interrupted', { remedy: 'rerun the same command: finished items are kept' })));
-  const dataRoot = resolve(opts.data);
+  const { config, secrets } = settings(opts);
+  const log = createLogger({ level: config.log.level, quiet: config.log.quiet });
+  const dataRoot = dataRootOf(config);
   const name = repoName(opts.repo);
-  const repo = { name, clone: await ensureClone({ repo: name, dataRoot, explicit: opts.clone, log }) };
-  // Flags override the environment's FORESIGHT_* settings.
-  const env = { ...process.env, ...(opts.jobs ? { FORESIGHT_JOBS: opts.jobs } : {}), ...(opts.runs ? { FORESIGHT_RUNS: opts.runs } : {}),
-    ...(opts.since ? { FORESIGHT_SINCE: opts.since } : {}), ...(opts.until ? { FORESIGHT_UNTIL: opts.until } : {}),
-    ...(opts.offline ? { FORESIGHT_OFFLINE: '1' } : {}) };
-  const results = await runPipeline({ dataRoot, repo, config: loadConfig(env), log, ...part, force: opts.force, signal: abort.signal });
-  if (results.every((r) => r.outcome === 'up-to-date')) log.info('nothing to do: every stage is up to date');
-  if (results.some((r) => r.stage === 'emit')) process.stdout.write((await summarize(dataRoot, repo.name)) + '\n');
+  const existed = { root: existsSync(dataRoot), repo: existsSync(repoDataDir(dataRoot, name)) };
+  const owner = abortOnSignals({ onSignal: (sig) => log.warn(`${sig}: stopping; live containers are removed, finished items are kept`) });
+  try {
+    const clone = await ensureClone({ repo: name, dataRoot, explicit: opts.clone, log, gitUrl: config.clone.gitUrl, credentials: secrets.gitUrlCredentials, offline: config.discover.offline });
+    const repo = { name, clone };
+    const results = await runPipeline({ dataRoot, repo, config, secrets, log, ...part, force: opts.force, signal: owner.signal });
+    if (results.every((r) => r.outcome === 'up-to-date')) log.info('nothing to do: every stage is up to date');
+    if (results.some((r) => r.stage === 'emit')) process.stdout.write((await summarize(dataRoot, repo.name)) + '\n');
+  } catch (err) {
+    if (!existed.repo) await removeEmpty(repoDataDir(dataRoot, name), existed.root ? repoDataDir(dataRoot, name) : dataRoot);
+    signalExit = owner.exitCode();
+    // Whatever the unwinding threw, an interrupted run says so (and how to resume).
+    throw owner.signal.aborted ? owner.signal.reason : err;
+  } finally {
+    owner.dispose();
+  }
+}
+
+function stageOf(): (v: string) => StageName {
+  return (v) => {
+    try {
+      return parseStage(v);
+    } catch {
+      throw new InvalidArgumentError(`use one of: ${STAGES.join(', ')}`);
+    }
+  };
+}
+
+function wholeNumber(min: number): (v: string) => number {
+  return (v) => {
+    const n = /^\d+$/.test(v.trim()) ? Number(v) : NaN;
+    if (!Number.isSafeInteger(n) || n < min) throw new InvalidArgumentError(`expected a whole number ≥ ${min}`);
+    return n;
+  };
 }
 
 function withCommon(cmd: Command, repoRequired = true): Command {
@@ -59,11 +111,11 @@ function withCommon(cmd: Command, repoRequired = true): Command {
   return cmd
     .addOption(repo)
     .option('--clone <path>', 'local clone to read (default: data/<owner>__<name>/clone, cloned on first use)')
-    .option('--data <dir>', 'artifact root', process.env.FORESIGHT_DATA ?? 'data')
+    .option('--data <dir>', 'artifact root (default: FORESIGHT_DATA or data)')
     .option('--force', 'rerun even when inputs are unchanged')
-    .option('--since <date>', 'only fixes merged on or after this date (FORESIGHT_SINCE)')
-    .option('--until <date>', 'only fixes merged before this date (FORESIGHT_UNTIL)')
-    .option('--offline', 'git history only: no GitHub, Trac or advisory requests (FORESIGHT_OFFLINE=1)')
+    .option('--since <date>', 'only fixes merged on or after this ISO date (FORESIGHT_SINCE)')
+    .option('--until <date>', 'only fixes merged before this ISO date (FORESIGHT_UNTIL)')
+    .option('--offline', 'git history only: no GitHub, Trac or advisory requests, no cloning (FORESIGHT_OFFLINE=1)')
     .option('--jobs <n>', 'chains validated at once (FORESIGHT_JOBS)')
     .option('--runs <n>', 'repetitions of each test state, for flakiness (FORESIGHT_RUNS)')
     .option('-v, --verbose', 'debug output on the terminal')
@@ -73,18 +125,17 @@ function withCommon(cmd: Command, repoRequired = true): Command {
 export function buildCli(): Command {
   const program = new Command('foresight').description('Mine PR1 -> PR2 fix-chains into an anticipation benchmark').version(FORESIGHT_VERSION);
   withCommon(program.command('run').description('run the pipeline; each stage skips itself when its inputs are unchanged'))
-    .option('--from <stage>', `rerun this stage and the ones after it on cached artifacts (${STAGES.join(', ')})`)
-    .option('--only <stage>', 'run just this stage')
-    .action(async (o: CommonOpts & { from?: string; only?: string }) =>
-      execute(o, { from: o.from ? parseStage(o.from) : undefined, only: o.only ? parseStage(o.only) : undefined }),
-    );
+    .addOption(new Option('--from <stage>', `rerun this stage and the ones after it on cached artifacts (${STAGES.join(', ')})`).argParser(stageOf()).conflicts('only'))
+    .addOption(new Option('--only <stage>', 'run just this stage').argParser(stageOf()))
+    .action(async (o: CommonOpts & { from?: StageName; only?: StageName }) => execute(o, { from: o.from, only: o.only }));
   for (const stage of STAGES) {
     withCommon(program.command(stage).description(`run only the ${stage} stage`)).action(async (o: CommonOpts) => execute(o, { only: stage }));
   }
   withCommon(program.command('demo').description('generate the bundled demo repository and mine it end to end'), false).action(async (o: CommonOpts) => {
     // The demo is generated here: no service knows it, whatever tokens the environment holds.
     const opts = { ...o, repo: o.repo ?? DEMO_REPO, offline: true };
-    const clone = join(repoDataDir(resolve(opts.data), opts.repo), 'clone');
+    const { config } = settings(opts);
+    const clone = join(repoDataDir(dataRootOf(config), opts.repo), 'clone');
     if (!opts.clone && !existsSync(clone)) {
       const { head } = await makeDemoRepo(clone);
       process.stderr.write(`generated the demo repository at ${clone} (head ${head.slice(0, 12)})\n`);
@@ -96,14 +147,11 @@ export function buildCli(): Command {
     .description('score SZZ on an oracle of fixes with known inducing commits (JSONL {fix, inducing[]}); fix messages are never read')
     .requiredOption('--clone <path>', 'local clone holding the fixes')
     .requiredOption('--oracle <file>', 'JSONL oracle, e.g. from scripts/build-szz-oracle.ts')
-    .option('--variant <name>', 'b-szz, foresight or both', 'both')
-    .option('--limit <n>', 'only the first N fixes', (v) => Number(v))
-    .option('--concurrency <n>', 'blame jobs at once', (v) => Number(v), 2)
+    .addOption(new Option('--variant <name>', 'which SZZ to score').choices(['b-szz', 'foresight', 'both']).default('both'))
+    .option('--limit <n>', 'only the first N fixes', wholeNumber(1))
+    .option('--concurrency <n>', 'blame jobs at once', wholeNumber(1), 2)
     .action(async (o: { clone: string; oracle: string; variant: string; limit?: number; concurrency: number }) => {
       const variants: SzzVariant[] = o.variant === 'both' ? ['b-szz', 'foresight'] : [o.variant as SzzVariant];
-      if (!variants.every((v) => v === 'b-szz' || v === 'foresight')) {
-        throw new ForesightError(`unknown SZZ variant "${o.variant}"`, { remedy: 'use b-szz, foresight or both' });
-      }
       const oracle = (await readOracle(o.oracle)).slice(0, o.limit);
       const log = createLogger({});
       const results = [];
@@ -113,7 +161,8 @@ export function buildCli(): Command {
       process.stdout.write(formatScores(results) + '\n');
     });
   withCommon(program.command('summary').description('print the emitted chains')).action(async (o: CommonOpts) => {
-    process.stdout.write((await summarize(resolve(o.data), repoName(o.repo))) + '\n');
+    const { config } = settings(o);
+    process.stdout.write((await summarize(dataRootOf(config), repoName(o.repo))) + '\n');
   });
   return program;
 }
@@ -121,7 +170,8 @@ export function buildCli(): Command {
 try {
   await buildCli().parseAsync(process.argv);
 } catch (err) {
-  process.stderr.write(`foresight: ${errorMessage(err)}\n`);
-  if (process.env.FORESIGHT_DEBUG && err instanceof Error) process.stderr.write(`${err.stack}\n`);
-  process.exitCode = err instanceof ForesightError ? 1 : 2;
+  // Error text leaves the process: never with a credential in it (a git URL, an echoed key).
+  process.stderr.write(`foresight: ${redact(errorMessage(err))}\n`);
+  if (processEnv().FORESIGHT_DEBUG && err instanceof Error) process.stderr.write(`${redact(err.stack ?? '')}\n`);
+  process.exitCode = signalExit ?? (err instanceof ForesightError ? 1 : 2);
 }

@@ -1,8 +1,8 @@
 import { join } from 'node:path';
 import { repoDataDir } from '../core/artifacts.ts';
-import type { Config } from '../core/config.ts';
+import type { Config, Secrets } from '../core/config.ts';
 import { ForesightError } from '../core/errors.ts';
-import { assertGitRepo } from '../core/git.ts';
+import { assertFullClone } from '../core/git.ts';
 import type { Logger } from '../core/log.ts';
 import { STAGE_DEFS } from './registry.ts';
 import { runStage, type StageResult } from './run-stage.ts';
@@ -12,6 +12,7 @@ export interface RunPipelineOptions {
   dataRoot: string;
   repo: RepoContext;
   config: Config;
+  secrets?: Secrets;
   log: Logger;
   /** Start here (forced), using the cached artifacts of earlier stages; later stages are forced too. */
   from?: StageName;
@@ -40,7 +41,7 @@ export function logFile(dataRoot: string, repo: string): string {
 
 /** Run the pipeline (or a part of it) for one repository; each stage skips itself when up to date. */
 export async function runPipeline(opts: RunPipelineOptions): Promise<StageResult[]> {
-  await assertGitRepo(opts.repo.clone);
+  await assertFullClone(opts.repo.clone);
   opts.log.toFile(logFile(opts.dataRoot, opts.repo.name));
   const results: StageResult[] = [];
   for (const step of plan(opts)) {

@@ -1,9 +1,9 @@
-import { existsSync } from 'node:fs';
-import { rm } from 'node:fs/promises';
+import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import PQueue from 'p-queue';
 import {
   Checkpoint,
+  contentFingerprint,
   readJsonl,
   readManifest,
   removeManifest,
@@ -13,9 +13,11 @@ import {
   writeAtomic,
   writeManifest,
 } from '../core/artifacts.ts';
-import type { Config } from '../core/config.ts';
+import { codeClosure } from '../core/code-closure.ts';
+import { NO_SECRETS, type Config, type Secrets } from '../core/config.ts';
+import { redact } from '../core/secrets.ts';
 import { ForesightError } from '../core/errors.ts';
-import { fingerprint, hashTree, type Fingerprint } from '../core/fingerprint.ts';
+import { fingerprint, type Fingerprint } from '../core/fingerprint.ts';
 import type { Logger } from '../core/log.ts';
 import { STAGES, type AnyStage, type RepoContext, type StageContext } from '../core/stage.ts';
 import { FORESIGHT_VERSION, PROJECT_ROOT } from '../core/version.ts';
@@ -24,9 +26,13 @@ export interface RunStageOptions {
   dataRoot: string;
   repo: RepoContext;
   config: Config;
+  /** Credentials for the stages that talk to services (default: none). */
+  secrets?: Secrets;
   log: Logger;
   force?: boolean;
   signal?: AbortSignal;
+  /** The project whose files a stage's code fingerprint names (default: this project). */
+  codeRoot?: string;
 }
 
 export type StageResult =
@@ -58,21 +64,36 @@ export async function runStage(def: AnyStage, opts: RunStageOptions): Promise<St
     }
     // What the upstream stage produced, not what it was asked: a rerun with identical output costs nothing downstream.
     upstream = prevManifest.output as Fingerprint;
-    items = await readJsonl(join(prevDir, OUTPUT_FILE), def.input);
+    const prevOutput = join(prevDir, OUTPUT_FILE);
+    // A file cut at a line boundary still parses, as fewer records: only its recorded hash tells.
+    const actual = await outputFingerprint(prevOutput);
+    if (actual !== upstream) {
+      const what = actual === null ? 'was deleted' : 'changed or was truncated';
+      throw new ForesightError(`${prevOutput} ${what} after ${prev} finished (it no longer matches ${prev}'s manifest)`, {
+        remedy: `rerun it: foresight run --repo ${repo.name} --from ${prev}`,
+      });
+    }
+    items = await readJsonl(prevOutput, def.input);
   } else if (def.source) {
-    upstream = await def.source({ repo, config });
+    upstream = await def.source({ repo, config, secrets: opts.secrets ?? NO_SECRETS });
   } else {
     throw new Error(`stage ${def.name} has neither an input schema nor a source`);
   }
 
-  const code = await hashTree(PROJECT_ROOT, def.code);
+  const closure = await codeClosure(def.entry, opts.codeRoot ?? PROJECT_ROOT);
+  const code = closure.fingerprint;
+  log.debug(`code: ${closure.files.length} files, ${closure.packages.length} packages`, { code, files: closure.files, packages: closure.packages });
   const cfg = fingerprint(def.config(config));
   const fp = fingerprint(def.name, upstream, code, cfg, FORESIGHT_VERSION);
 
   const previous = await readManifest(dir);
-  if (!opts.force && previous?.fingerprint === fp && existsSync(join(dir, OUTPUT_FILE))) {
-    log.info(`up to date (${previous.items} items), nothing to do`);
-    return { stage: def.name, outcome: 'up-to-date', items: previous.items };
+  if (!opts.force && previous?.fingerprint === fp) {
+    // The output must still be what the manifest recorded: an edited or truncated file is rebuilt, not passed on.
+    if ((await outputFingerprint(join(dir, OUTPUT_FILE))) === previous.output) {
+      log.info(`up to date (${previous.items} items), nothing to do`);
+      return { stage: def.name, outcome: 'up-to-date', items: previous.items };
+    }
+    log.warn(`${join(dir, OUTPUT_FILE)} is missing or no longer matches the manifest: rebuilding it`);
   }
 
   // Invalidate before running: a crash mid-way must never leave an old manifest over new output.
@@ -85,6 +106,7 @@ export async function runStage(def: AnyStage, opts: RunStageOptions): Promise<St
   let computed = 0;
 
   const ctx: StageContext = {
+    secrets: opts.secrets ?? NO_SECRETS,
     repo,
     config,
     log,
@@ -105,10 +127,13 @@ export async function runStage(def: AnyStage, opts: RunStageOptions): Promise<St
             ctx.signal.throwIfAborted();
             const key = fingerprint(def.name, code, cfg, item);
             used.add(key);
-            if (checkpoint.has(key)) {
-              results[i] = schema.parse(checkpoint.get(key));
+            // A checkpointed value of another shape (an older schema, a hand edit) is redone, never a crash.
+            const saved = checkpoint.has(key) ? schema.safeParse(checkpoint.get(key)) : null;
+            if (saved?.success) {
+              results[i] = saved.data;
               reused++;
             } else {
+              if (saved) log.debug(`${feOpts.label}: ${feOpts.id(item)}: checkpoint does not fit the schema (${saved.error.issues[0]?.message}), redoing it`);
               log.debug(`${feOpts.label}: ${feOpts.id(item)}`);
               const out = schema.parse(await fn(item));
               await checkpoint.put(key, out);
@@ -130,14 +155,19 @@ export async function runStage(def: AnyStage, opts: RunStageOptions): Promise<St
 
   const started = Date.now();
   const out = await def.run(items, ctx);
-  const text = toJsonl(out.items.map((i) => def.output.parse(i)));
-  await writeAtomic(join(dir, OUTPUT_FILE), text);
+  // Hashed as written: writeAtomic redacts secrets, and the manifest must match the file.
+  const text = redact(toJsonl(out.items.map((i) => def.output.parse(i))));
+  const outPath = join(dir, OUTPUT_FILE);
+  await writeAtomic(outPath, text);
+  // Read back, so the manifest records exactly what every later check will read.
+  const output = await outputFingerprint(outPath);
+  if (output === null) throw new Error(`${outPath} vanished right after it was written`);
   await writeManifest(dir, {
     stage: def.name,
     // An incomplete output (a service was down) never matches, so the next run tries again.
     fingerprint: out.complete === false ? `incomplete:${fp}` : fp,
     inputs: { upstream, code, config: cfg },
-    output: fingerprint(text),
+    output,
     items: out.items.length,
     stats: out.stats,
     finishedAt: new Date().toISOString(),
@@ -150,4 +180,10 @@ export async function runStage(def: AnyStage, opts: RunStageOptions): Promise<St
   if (out.complete === false) log.warn('the output is incomplete (see the warnings above): the next run will redo this stage');
   log.info(`done in ${secs}s: ${out.items.length} items${work}${statText ? ` — ${statText}` : ''}`);
   return { stage: def.name, outcome: 'ran', items: out.items.length, reused, computed, stats: out.stats };
+}
+
+/** The fingerprint a manifest records for an output file's text; null when the file is missing. */
+async function outputFingerprint(path: string): Promise<Fingerprint | null> {
+  const text = await readFile(path, 'utf8').catch(() => null);
+  return text === null ? null : contentFingerprint(text);
 }

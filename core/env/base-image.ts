@@ -6,7 +6,8 @@ import { fileURLToPath } from 'node:url';
 import type Docker from 'dockerode';
 import { ForesightError } from '../errors.ts';
 import { connectDocker } from './connect.ts';
-import { baseImageName, type BuildLog } from './docker.ts';
+import { withLock } from './build-lock.ts';
+import type { BuildLog } from './docker.ts';
 import { inspectImage, logLine, tagImage } from './image-docker.ts';
 
 export const BASE_REPOSITORY = 'foresight-base';
@@ -36,30 +37,31 @@ export async function baseImageTag(script = BASE_SCRIPT): Promise<string> {
 export interface EnsureBaseOptions {
   docker?: Docker;
   log?: BuildLog;
-  /** Alias to point at the base (default baseImageName(): foresight-base:bookworm). */
+  /** Alias to point at the base (default foresight-base:bookworm; config images.baseAlias). */
   alias?: string;
+  /** Where build lock files live (config images.lockDir). */
+  lockDir?: string | null;
 }
 
-const baseBuilds = new Map<string, Promise<BaseImage>>();
+/** The alias of the base image unless the configuration names another (FORESIGHT_BASE_IMAGE). */
+export const DEFAULT_BASE_ALIAS = 'foresight-base:bookworm';
 
 /** The base image for the current build script: reused when present, else built (about 90 s). */
 export async function ensureBaseImage(opts: EnsureBaseOptions = {}): Promise<BaseImage> {
   const docker = opts.docker ?? connectDocker();
-  const alias = opts.alias ?? baseImageName();
+  const alias = opts.alias ?? DEFAULT_BASE_ALIAS;
   const image = await baseImageTag();
-  const present = await inspectImage(docker, image);
-  if (present) {
+  const reuse = async (): Promise<BaseImage | null> => {
+    const present = await inspectImage(docker, image);
+    if (!present) return null;
     const aliased = await inspectImage(docker, alias);
     if (aliased?.Id !== present.Id) await tagImage(docker, image, alias);
     return { image, id: present.Id, alias, built: false };
-  }
-  let build = baseBuilds.get(image);
-  if (!build) {
-    build = buildBase(docker, image, alias, opts.log).finally(() => baseBuilds.delete(image));
-    baseBuilds.set(image, build);
-    return build;
-  }
-  return { ...(await build), built: false };
+  };
+  const ready = await reuse();
+  if (ready) return ready;
+  // One build per tag across the processes (and concurrent callers) of this host: the others wait and reuse it.
+  return withLock(opts.lockDir, `base-${image.split(':')[1]}`, 30 * 60_000, async () => (await reuse()) ?? buildBase(docker, image, alias, opts.log));
 }
 
 async function buildBase(docker: Docker, image: string, alias: string, log: BuildLog | undefined): Promise<BaseImage> {

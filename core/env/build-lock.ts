@@ -4,14 +4,14 @@ import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
 import { pidAlive } from './cleanup.ts';
 
-/** Where lock files live (one per key, across processes on this host). */
-export function lockDir(env: NodeJS.ProcessEnv = process.env): string {
-  return env['FORESIGHT_LOCK_DIR'] || path.join(tmpdir(), 'foresight-locks');
+/** Where lock files live by default (config images.lockDir overrides): one per key, across processes on this host. */
+export function defaultLockDir(): string {
+  return path.join(tmpdir(), 'foresight-locks');
 }
 
 /** Run `fn` holding an exclusive lock file; a lock of a dead process, or older than staleMs, is broken. */
-export async function withLock<T>(name: string, staleMs: number, fn: () => Promise<T>): Promise<T> {
-  const dir = lockDir();
+export async function withLock<T>(lockDir: string | null | undefined, name: string, staleMs: number, fn: () => Promise<T>): Promise<T> {
+  const dir = lockDir || defaultLockDir();
   await mkdir(dir, { recursive: true });
   const file = path.join(dir, `${name}.lock`);
   const me = hostname();

@@ -7,8 +7,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type Docker from 'dockerode';
 import { ForesightError } from '../errors.ts';
+import { absoluteGitDir } from '../git.ts';
 import type { ParsedRun, Runner } from './runners/types.ts';
-import { forceRemove, ownerLabels, trackContainer, untrackContainer } from './cleanup.ts';
+import { forceRemove, ownerLabels, removeOnAbort } from './cleanup.ts';
 import { connectDocker } from './connect.ts';
 import { DROPPED, runExec } from './exec.ts';
 
@@ -42,6 +43,8 @@ export interface ChainEnvOptions {
   docker?: Docker;
   /** Extra environment for the test runs (a recipe's `env`). */
   env?: Readonly<Record<string, string>>;
+  /** The run's signal: once aborted no container is created, and a live one is removed at once. */
+  signal?: AbortSignal;
 }
 
 export interface StateRequest {
@@ -54,16 +57,19 @@ export interface StateRequest {
   overlayFiles?: string[];
 }
 
-export interface StateRun {
-  /** The suite ran and produced a (well-formed) junit file, within the time limit. */
-  ok: boolean;
+/** What one run of a state produced, as a union: only a `report` can be evidence. */
+export type StateRun = {
   exitCode: number | null;
-  timedOut: boolean;
   durationMs: number;
+  /** What the runner's parser read (empty unless there was a report). */
   parsed: ParsedRun;
   /** Last ~4000 characters of the combined output. */
   outputTail: string;
-}
+} & (
+  | { kind: 'report'; exitCode: number }
+  | { kind: 'timeout' }
+  | { kind: 'no_report'; why: 'missing' | 'unreadable' | 'killed' }
+);
 
 export interface ChainEnv {
   readonly containerId: string;
@@ -93,19 +99,6 @@ function checkRequest(req: StateRequest): void {
   }
 }
 
-async function resolveGitDir(gitDir: string): Promise<string> {
-  const abs = path.resolve(gitDir);
-  const isDir = async (p: string): Promise<boolean> => (await stat(p).catch(() => null))?.isDirectory() ?? false;
-  if (await isDir(path.join(abs, '.git'))) return path.join(abs, '.git');
-  const head = await stat(path.join(abs, 'HEAD')).catch(() => null);
-  if (!head?.isFile() || !(await isDir(path.join(abs, 'objects')))) {
-    throw new ForesightError(`${abs} is not a git directory`, {
-      remedy: 'pass the path of a clone\'s .git directory (or of a bare clone)',
-    });
-  }
-  return abs;
-}
-
 async function resolveRunnerDir(runner: Runner): Promise<string> {
   const dir = runner.dir ?? fileURLToPath(new URL(`../runners/${runner.name}/`, import.meta.url));
   const script = path.join(dir, runner.script);
@@ -118,8 +111,9 @@ async function resolveRunnerDir(runner: Runner): Promise<string> {
 }
 
 export async function openChainEnv(opts: ChainEnvOptions): Promise<ChainEnv> {
+  opts.signal?.throwIfAborted();
   const docker = opts.docker ?? connectDocker();
-  const gitDir = await resolveGitDir(opts.gitDir);
+  const gitDir = await absoluteGitDir(opts.gitDir);
   const runnerDir = await resolveRunnerDir(opts.runner);
   const memory = opts.memoryBytes ?? DEFAULT_LIMITS.memoryBytes;
   let container: Docker.Container;
@@ -159,19 +153,22 @@ export async function openChainEnv(opts: ChainEnvOptions): Promise<ChainEnv> {
       cause: err,
     });
   }
-  trackContainer(docker, container.id);
+  // Tied to the run from here on: an abort (SIGINT, SIGTERM) removes it even mid-exec.
+  const dispose = removeOnAbort(docker, container.id, opts.signal);
   try {
+    opts.signal?.throwIfAborted();
     await container.start();
   } catch (err) {
+    dispose();
     await forceRemove(docker, container.id).catch(() => undefined);
-    untrackContainer(container.id);
+    if (opts.signal?.aborted) throw opts.signal.reason;
     throw new ForesightError(`cannot start the chain container: ${(err as Error).message}`, {
       remedy: 'check `docker info` and the daemon log',
       external: true,
       cause: err,
     });
   }
-  return new DockerChainEnv(docker, container, opts.runner, opts.runTimeoutSec ?? DEFAULT_LIMITS.runTimeoutSec);
+  return new DockerChainEnv(docker, container, opts.runner, opts.runTimeoutSec ?? DEFAULT_LIMITS.runTimeoutSec, dispose);
 }
 
 class DockerChainEnv implements ChainEnv {
@@ -185,6 +182,7 @@ class DockerChainEnv implements ChainEnv {
     private readonly container: Docker.Container,
     private readonly runner: Runner,
     private readonly timeoutSec: number,
+    private readonly dispose: () => void,
   ) {}
 
   get containerId(): string {
@@ -273,14 +271,12 @@ class DockerChainEnv implements ChainEnv {
       parsed = this.runner.parse({ ...input, junitXml: null });
     }
     const output = notes.length > 0 ? `${runnerText}\n${notes.join('\n')}\n` : runnerText;
-    return {
-      ok: !timedOut && junitXml !== null && !parseFailed && res.exitCode !== null,
-      exitCode: res.exitCode,
-      timedOut,
-      durationMs,
-      parsed,
-      outputTail: output.slice(-OUTPUT_TAIL_CHARS),
-    };
+    const common = { durationMs, parsed, outputTail: output.slice(-OUTPUT_TAIL_CHARS) };
+    if (timedOut) return { kind: 'timeout', exitCode: res.exitCode, ...common };
+    if (res.exitCode === null) return { kind: 'no_report', why: 'killed', exitCode: null, ...common };
+    if (junitXml === null) return { kind: 'no_report', why: 'missing', exitCode: res.exitCode, ...common };
+    if (parseFailed) return { kind: 'no_report', why: 'unreadable', exitCode: res.exitCode, ...common };
+    return { kind: 'report', exitCode: res.exitCode, ...common };
   }
 
   private async start(): Promise<void> {
@@ -295,10 +291,7 @@ class DockerChainEnv implements ChainEnv {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    try {
-      await forceRemove(this.docker, this.container.id);
-    } finally {
-      untrackContainer(this.container.id);
-    }
+    this.dispose();
+    await forceRemove(this.docker, this.container.id);
   }
 }

@@ -1,6 +1,8 @@
 /**
- * Chain containers must not outlive the process: every live container is tracked here; SIGINT/SIGTERM
- * remove them all (force) and exit 130/143; removeStaleContainers() sweeps up after killed processes.
+ * Containers must not outlive the work they serve. Each container is tied to the run's AbortSignal
+ * (`removeOnAbort`): when the process's one signal owner (pipeline/signals.ts) aborts the run, every live
+ * container is force-removed, and no new one is created after that. A process killed outright (kill -9)
+ * leaves labelled containers that `removeStaleContainers` sweeps up at the next run.
  */
 import { hostname } from 'node:os';
 import type Docker from 'dockerode';
@@ -9,40 +11,9 @@ export const RUN_LABEL = 'foresight.run';
 export const PID_LABEL = 'foresight.pid';
 export const HOST_LABEL = 'foresight.host';
 
-/** Labels for a new chain container: who owns it, so a sweep can tell stale from live. */
+/** Labels for a new container: who owns it, so a sweep can tell stale from live. */
 export function ownerLabels(): Record<string, string> {
   return { [RUN_LABEL]: '1', [PID_LABEL]: String(process.pid), [HOST_LABEL]: hostname() };
-}
-
-const live = new Map<string, Docker>();
-const SIGNALS = { SIGINT: 130, SIGTERM: 143 } as const;
-type HandledSignal = keyof typeof SIGNALS;
-let handlersInstalled = false;
-let exiting = false;
-let exitAfterCleanup = true;
-
-/**
- * By default a SIGINT/SIGTERM removes the live containers and then exits 130/143. Pass false when
- * the caller handles the signal itself (e.g. aborts and exits on its own): the containers are still
- * removed, but the process is left running. Without another listener the signal is then ignored.
- */
-export function setExitAfterSignalCleanup(exit: boolean): void {
-  exitAfterCleanup = exit;
-}
-
-export function trackContainer(docker: Docker, id: string): void {
-  live.set(id, docker);
-  installSignalHandlers();
-}
-
-export function untrackContainer(id: string): void {
-  live.delete(id);
-  if (live.size === 0) uninstallSignalHandlers();
-}
-
-/** Ids of the containers this process has open. */
-export function liveContainerIds(): string[] {
-  return [...live.keys()];
 }
 
 /** Remove (force) one container; a container already gone or being removed is fine. */
@@ -55,15 +26,19 @@ export async function forceRemove(docker: Docker, id: string): Promise<void> {
   }
 }
 
-/** Remove every container this process has open. Idempotent; never throws. */
-export async function removeLiveContainers(): Promise<void> {
-  const entries = [...live.entries()];
-  await Promise.allSettled(
-    entries.map(async ([id, docker]) => {
-      await forceRemove(docker, id);
-      untrackContainer(id);
-    }),
-  );
+/**
+ * Force-remove the container as soon as `signal` aborts (at once if it already has). Returns the
+ * disposer to call when the container is closed normally.
+ */
+export function removeOnAbort(docker: Docker, id: string, signal: AbortSignal | undefined): () => void {
+  if (!signal) return () => undefined;
+  const onAbort = (): void => void forceRemove(docker, id).catch(() => undefined);
+  if (signal.aborted) {
+    onAbort();
+    return () => undefined;
+  }
+  signal.addEventListener('abort', onAbort, { once: true });
+  return () => signal.removeEventListener('abort', onAbort);
 }
 
 /** Whether a process of this host is still running (EPERM: it is, under another user). */
@@ -77,55 +52,26 @@ export function pidAlive(pid: number): boolean {
 }
 
 /**
- * Remove containers labelled `foresight.run=1` that no running foresight process owns:
- * not open in this process, and owned by a dead process on this host (or carrying no owner).
- * Containers of live processes and of other hosts sharing the daemon are left alone.
- * Returns the ids removed. Safe to call concurrently and repeatedly.
+ * Remove containers labelled `foresight.run=1` that no running foresight process owns: owned by a dead
+ * process on this host (or carrying no owner). Containers of live processes (this one included) and of
+ * other hosts sharing the daemon are left alone. Returns the ids removed. Safe to call concurrently.
  */
 export async function removeStaleContainers(docker: Docker): Promise<string[]> {
   const containers = await docker.listContainers({ all: true, filters: { label: [`${RUN_LABEL}=1`] } });
   const me = hostname();
   const stale = containers.filter((c) => {
-    if (live.has(c.Id)) return false;
     const host = c.Labels[HOST_LABEL];
     const pid = Number(c.Labels[PID_LABEL]);
     if (host === undefined || !Number.isInteger(pid) || pid <= 0) return true;
     if (host !== me) return false;
-    return pid === process.pid || !pidAlive(pid);
+    return pid !== process.pid && !pidAlive(pid);
   });
   await Promise.all(stale.map((c) => forceRemove(docker, c.Id)));
   return stale.map((c) => c.Id);
 }
 
-function onSignal(signal: HandledSignal): void {
-  const code = SIGNALS[signal];
-  if (exiting) process.exit(code); // second signal: stop waiting for the cleanup
-  exiting = true;
-  process.stderr.write(`\nforesight: ${signal}, removing ${live.size} container(s)…\n`);
-  if (!exitAfterCleanup) {
-    void removeLiveContainers().finally(() => {
-      exiting = false;
-    });
-    return;
-  }
-  const hardStop = setTimeout(() => process.exit(code), 15_000);
-  hardStop.unref();
-  void removeLiveContainers().finally(() => process.exit(code));
-}
-
-const handlers: Record<HandledSignal, () => void> = {
-  SIGINT: () => onSignal('SIGINT'),
-  SIGTERM: () => onSignal('SIGTERM'),
-};
-
-function installSignalHandlers(): void {
-  if (handlersInstalled) return;
-  handlersInstalled = true;
-  for (const sig of Object.keys(handlers) as HandledSignal[]) process.on(sig, handlers[sig]);
-}
-
-function uninstallSignalHandlers(): void {
-  if (!handlersInstalled || exiting) return;
-  handlersInstalled = false;
-  for (const sig of Object.keys(handlers) as HandledSignal[]) process.off(sig, handlers[sig]);
+/** Ids of the live containers this process owns (label `foresight.pid`), e.g. to check nothing is left. */
+export async function ownContainerIds(docker: Docker): Promise<string[]> {
+  const containers = await docker.listContainers({ all: true, filters: { label: [`${RUN_LABEL}=1`, `${PID_LABEL}=${process.pid}`] } });
+  return containers.filter((c) => c.Labels[HOST_LABEL] === hostname()).map((c) => c.Id);
 }

@@ -3,17 +3,15 @@ import Docker from 'dockerode';
 
 const DEFAULT_SOCKET = '/var/run/docker.sock';
 
-/** Where the daemon is expected: DOCKER_HOST (unix://… or other), else the default socket. */
-export function dockerEndpoint(env: NodeJS.ProcessEnv = process.env): string {
-  const host = env['DOCKER_HOST'];
+/** Where the daemon is expected: `host` (config docker.host, i.e. DOCKER_HOST: unix://… or tcp://…), else the default socket. */
+export function dockerEndpoint(host: string | null = null): string {
   if (!host) return DEFAULT_SOCKET;
   return host.startsWith('unix://') ? host.slice('unix://'.length) : host;
 }
 
-/** A Dockerode client. The API version is not pinned: requests use the daemon's own version. */
-export function connectDocker(env: NodeJS.ProcessEnv = process.env): Docker {
-  const host = env['DOCKER_HOST'];
-  if (!host || host.startsWith('unix://')) return new Docker({ socketPath: dockerEndpoint(env) });
-  return new Docker(); // tcp:// / ssh:// — dockerode reads DOCKER_HOST, DOCKER_TLS_VERIFY, DOCKER_CERT_PATH
+/** A Dockerode client for `host` (null: the default socket). The API version is not pinned: requests use the daemon's own. */
+export function connectDocker(host: string | null = null): Docker {
+  if (!host || host.startsWith('unix://')) return new Docker({ socketPath: dockerEndpoint(host) });
+  const url = new URL(host.replace(/^tcp:/, 'http:'));
+  return new Docker({ host: url.hostname, port: Number(url.port || 2375), protocol: url.protocol === 'https:' ? 'https' : 'http' });
 }
-

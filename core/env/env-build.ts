@@ -2,19 +2,20 @@
  * Building one env image: the build container from the base, the apt step (network, then cut
  * off), the install step (offline), `docker commit` (see images.ts).
  */
-import { appendFile, mkdir, stat, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type Docker from 'dockerode';
-import { git } from '../git.ts';
+import { absoluteGitDir } from '../git.ts';
+import { redact } from '../secrets.ts';
 import { buildFields } from './recipes/schema.ts';
 import { BASE_PYTHON, type BaseImage } from './base-image.ts';
 import { aptScript, installScript, VENV, VENV_PYTHON } from './build-scripts.ts';
-import { forceRemove, ownerLabels, PID_LABEL, HOST_LABEL, RUN_LABEL, trackContainer, untrackContainer } from './cleanup.ts';
-import type { EnvCommon, EnvImageRequest, EnvImageResult } from './env-image.ts';
+import { forceRemove, ownerLabels, PID_LABEL, HOST_LABEL, RUN_LABEL, removeOnAbort } from './cleanup.ts';
+import type { EnvCommon, EnvImageRequest, EnvImageResult } from './image-types.ts';
 import { BASE_LABEL, COMMIT_LABEL, CREATED_LABEL, KEY_LABEL, REPO_LABEL } from './env-key.ts';
 import { runExec } from './exec.ts';
 import { dockerError, logLine, splitRef } from './image-docker.ts';
-import { pipSources, type PipSources } from './pip-sources.ts';
+import type { PipSources } from './pip-sources.ts';
 
 const IMAGE_PATH = `${VENV}/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin`;
 
@@ -23,25 +24,6 @@ export const DEFAULT_BUILD_TIMEOUT_SEC = 1800;
 
 const DETAIL_LINES = 25;
 const DETAIL_CHARS = 3000;
-
-let pipMemo: Promise<PipSources> | null = null;
-/** The host's pip sources, read once per process. */
-function hostPipSources(): Promise<PipSources> {
-  pipMemo ??= pipSources().catch((err: unknown) => {
-    pipMemo = null;
-    throw err;
-  });
-  return pipMemo;
-}
-
-async function resolveGitDir(clone: string, gitDir: string | undefined): Promise<string> {
-  if (gitDir) {
-    const abs = path.resolve(gitDir);
-    const dotGit = path.join(abs, '.git');
-    return (await stat(dotGit).catch(() => null))?.isDirectory() ? dotGit : abs;
-  }
-  return (await git(clone, ['rev-parse', '--absolute-git-dir'])).trim();
-}
 
 function lastLines(text: string): string {
   const lines = text.split('\n').map((l) => l.trimEnd()).filter((l) => l.trim() !== '');
@@ -56,11 +38,12 @@ export async function buildEnv(
   common: Omit<EnvCommon, 'durationMs'>,
   logPath: string,
   t0: number,
+  pipSourcesOf: () => Promise<PipSources>,
 ): Promise<EnvImageResult> {
   const timeoutSec = req.timeoutSec ?? DEFAULT_BUILD_TIMEOUT_SEC;
   const deadline = t0 + timeoutSec * 1000;
-  const gitDir = await resolveGitDir(req.clone, req.gitDir);
-  const pip: PipSources = await hostPipSources();
+  const gitDir = await absoluteGitDir(req.gitDir ?? req.clone);
+  const pip: PipSources = await pipSourcesOf();
   const apt = aptScript(req.recipe);
   const install = installScript(req.recipe);
   await mkdir(path.dirname(logPath), { recursive: true });
@@ -75,8 +58,9 @@ export async function buildEnv(
     `# started ${new Date().toISOString()}`,
     '',
   ];
-  await writeFile(logPath, header.join('\n'));
-  const append = (text: string): Promise<void> => appendFile(logPath, text.endsWith('\n') ? text : `${text}\n`);
+  await writeFile(logPath, redact(header.join('\n')));
+  // Build logs leave the process: no credential (a pip index URL's, say) may reach them.
+  const append = (text: string): Promise<void> => appendFile(logPath, redact(text.endsWith('\n') ? text : `${text}\n`));
   logLine(req.log, `building ${common.image} for ${req.repo}@${req.commit.slice(0, 12)} (log: ${logPath})`);
 
   const fail = async (detail: string): Promise<EnvImageResult> => {
@@ -111,9 +95,10 @@ export async function buildEnv(
   } catch (err) {
     throw dockerError(`cannot create the env build container from ${base.image}`, err);
   }
-  trackContainer(docker, container.id);
+  const dispose = removeOnAbort(docker, container.id, req.signal);
   try {
     try {
+      req.signal?.throwIfAborted();
       await container.start();
     } catch (err) {
       throw dockerError('cannot start the env build container', err);
@@ -175,7 +160,7 @@ export async function buildEnv(
     logLine(req.log, `built ${common.image} in ${Math.round((Date.now() - t0) / 1000)} s`);
     return { ok: true, built: true, log: logPath, ...common, durationMs: Date.now() - t0 };
   } finally {
+    dispose();
     await forceRemove(docker, container.id).catch(() => undefined);
-    untrackContainer(container.id);
   }
 }

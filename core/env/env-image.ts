@@ -1,124 +1,114 @@
 /**
- * The env tier `foresight-env:<key>`: envImageFor() reuses the image of a key or has it built once
- * (in-process promise map + a lock file per key); see images.ts.
+ * The env tier `foresight-env:<key>` (see images.ts). An `EnvImages` belongs to one run: it reuses the
+ * image of a key or has it built once (its own in-flight map + a lock file per key for other processes),
+ * remembers failed keys for the rest of the run (the install is deterministic and offline), and reads the
+ * host's pip sources once. Nothing of it outlives the run.
  */
 import { stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type Docker from 'dockerode';
-import type { Recipe } from './recipes/schema.ts';
-import { ensureBaseImage } from './base-image.ts';
+import { ensureBaseImage, type BaseImage } from './base-image.ts';
 import { withLock } from './build-lock.ts';
 import { connectDocker } from './connect.ts';
-import { assertDockerReachable, type BuildLog } from './docker.ts';
+import { assertDockerReachable, DEFAULT_BASE_ALIAS, type BuildLog } from './docker.ts';
 import { buildEnv, DEFAULT_BUILD_TIMEOUT_SEC } from './env-build.ts';
-import { ENV_REPOSITORY, envImageKey, envImageTag, type DependencyFile } from './env-key.ts';
-import { inspectImage } from './image-docker.ts';
+import { ENV_REPOSITORY, envImageKey, envImageTag } from './env-key.ts';
 import { touchImage } from './image-cache.ts';
+import { inspectImage } from './image-docker.ts';
+import type { EnvImageRequest, EnvImageResult } from './image-types.ts';
+import { pipSources, type PipSources } from './pip-sources.ts';
 
-export interface EnvImageRequest {
-  /** The clone (work tree or git dir) read with git ls-tree / show. */
-  clone: string;
-  /** Host path of the .git directory mounted read-only at /src (default: the clone's). */
-  gitDir?: string;
-  /** `owner/name` (labels and log names). */
-  repo: string;
-  commit: string;
-  recipe: Recipe;
-  /** Progress lines (a logger or a chunk callback). */
-  log?: BuildLog;
-  /** Directory of the build logs (default <tmpdir>/foresight-env-logs). */
-  logDir?: string;
+export type { EnvCommon, EnvImageRequest, EnvImageResult } from './image-types.ts';
+
+export interface EnvImagesOptions {
   docker?: Docker;
-  /** Limit of the whole build (default 1800 s): past it the build fails as env_install_failed. */
-  timeoutSec?: number;
+  /** The alias pointed at the base image (config images.baseAlias). */
+  baseAlias?: string;
+  /** Where build lock files live (config images.lockDir; default <tmpdir>/foresight-locks). */
+  lockDir?: string | null;
+  /** Progress lines of base builds. */
+  log?: BuildLog;
 }
-
-export interface EnvCommon {
-  /** `foresight-env:<key>`. */
-  image: string;
-  key: string;
-  /** The base image it is (or would be) built on. */
-  baseImage: string;
-  /** Dependency files that keyed it. */
-  dependencyFiles: DependencyFile[];
-  durationMs: number;
-}
-
-export type EnvImageResult =
-  | (EnvCommon & {
-      ok: true;
-      /** True only for the one call that built the image (joiners of a concurrent build get false). */
-      built: boolean;
-      /** Build log path (null when the image was reused and its log is not in logDir). */
-      log: string | null;
-    })
-  | (EnvCommon & {
-      ok: false;
-      reason: 'env_install_failed';
-      built: false;
-      /** Build log path. */
-      log: string;
-      /** The last lines of the failing step's output (the error). */
-      detail: string;
-    });
 
 function defaultLogDir(): string {
   return path.join(tmpdir(), 'foresight-env-logs');
 }
 
-const envBuilds = new Map<string, Promise<EnvImageResult>>();
-/** Keys whose build failed in this process: not retried (the install is deterministic and offline). */
-const envFailures = new Map<string, EnvImageResult>();
+export class EnvImages {
+  readonly docker: Docker;
+  private readonly builds = new Map<string, Promise<EnvImageResult>>();
+  private readonly failures = new Map<string, EnvImageResult>();
+  private base: Promise<BaseImage> | null = null;
+  private pip: Promise<PipSources> | null = null;
 
-/**
- * The env image for `recipe` at `commit`: reused when its tag exists, else built. An install
- * failure resolves to `{ ok: false, reason: 'env_install_failed', log, detail }` (never throws for
- * that); Docker being unreachable or failing throws a ForesightError.
- */
-export async function envImageFor(req: EnvImageRequest): Promise<EnvImageResult> {
-  const t0 = Date.now();
-  const docker = req.docker ?? connectDocker();
-  await assertDockerReachable(docker);
-  const base = await ensureBaseImage({ docker, log: req.log });
-  const { key, files } = await envImageKey({ clone: req.clone, commit: req.commit, recipe: req.recipe, baseId: base.id });
-  const image = envImageTag(key);
-  const common = { image, key, baseImage: base.image, dependencyFiles: files };
-  const logDir = req.logDir ?? defaultLogDir();
-  const logPath = path.join(logDir, `${ENV_REPOSITORY}-${key}.log`);
+  constructor(private readonly opts: EnvImagesOptions = {}) {
+    this.docker = opts.docker ?? connectDocker();
+  }
 
-  const failed = envFailures.get(key);
-  if (failed) return { ...failed, durationMs: Date.now() - t0 };
-  const inflight = envBuilds.get(key);
-  if (inflight) {
-    const res = await inflight;
-    return { ...res, built: false, durationMs: Date.now() - t0 } as EnvImageResult;
+  /** The base image, reused or built once for this run. */
+  ensureBase(log?: BuildLog): Promise<BaseImage> {
+    this.base ??= ensureBaseImage({ docker: this.docker, alias: this.opts.baseAlias ?? DEFAULT_BASE_ALIAS, lockDir: this.opts.lockDir, log: log ?? this.opts.log }).catch((err: unknown) => {
+      this.base = null;
+      throw err;
+    });
+    return this.base;
   }
-  if (await inspectImage(docker, image)) {
-    await touchImage(image, docker);
-    const log = (await stat(logPath).catch(() => null)) ? logPath : null;
-    return { ok: true, built: false, log, ...common, durationMs: Date.now() - t0 };
+
+  private pipSources(): Promise<PipSources> {
+    this.pip ??= pipSources().catch((err: unknown) => {
+      this.pip = null;
+      throw err;
+    });
+    return this.pip;
   }
-  const build = withLock(`env-${key}`, ((req.timeoutSec ?? DEFAULT_BUILD_TIMEOUT_SEC) + 120) * 1000, async () => {
-    // Another process may have built it while we waited for the lock.
-    if (await inspectImage(docker, image)) {
+
+  /**
+   * The env image for `recipe` at `commit`: reused when its tag exists, else built. An install failure
+   * resolves to `{ ok: false, reason: 'env_install_failed', log, detail }` (never throws for that); Docker
+   * being unreachable or failing throws a ForesightError.
+   */
+  async envImageFor(req: EnvImageRequest): Promise<EnvImageResult> {
+    const t0 = Date.now();
+    const docker = req.docker ?? this.docker;
+    await assertDockerReachable(docker);
+    const base = await this.ensureBase(req.log);
+    const { key, files } = await envImageKey({ clone: req.clone, commit: req.commit, recipe: req.recipe, baseId: base.id });
+    const image = envImageTag(key);
+    const common = { image, key, baseImage: base.image, dependencyFiles: files };
+    const logPath = path.join(req.logDir ?? defaultLogDir(), `${ENV_REPOSITORY}-${key}.log`);
+    const reused = async (): Promise<EnvImageResult> => {
       await touchImage(image, docker);
       const log = (await stat(logPath).catch(() => null)) ? logPath : null;
-      return { ok: true as const, built: false, log, ...common, durationMs: Date.now() - t0 };
+      return { ok: true, built: false, log, ...common, durationMs: Date.now() - t0 };
+    };
+
+    const failed = this.failures.get(key);
+    if (failed) return { ...failed, durationMs: Date.now() - t0 };
+    const inflight = this.builds.get(key);
+    if (inflight) {
+      const res = await inflight;
+      return { ...res, built: false, durationMs: Date.now() - t0 } as EnvImageResult;
     }
-    return buildEnv(docker, req, base, common, logPath, t0);
-  });
-  envBuilds.set(key, build);
-  try {
-    const res = await build;
-    if (!res.ok) envFailures.set(key, res);
-    return res;
-  } finally {
-    envBuilds.delete(key);
+    if (await inspectImage(docker, image)) return reused();
+    const timeoutSec = req.timeoutSec ?? DEFAULT_BUILD_TIMEOUT_SEC;
+    const build = withLock(this.opts.lockDir, `env-${key}`, (timeoutSec + 120) * 1000, async () => {
+      // Another process may have built it while we waited for the lock.
+      if (await inspectImage(docker, image)) return reused();
+      return buildEnv(docker, req, base, common, logPath, t0, () => this.pipSources());
+    });
+    this.builds.set(key, build);
+    try {
+      const res = await build;
+      if (!res.ok) this.failures.set(key, res);
+      return res;
+    } finally {
+      this.builds.delete(key);
+    }
   }
 }
 
-/** Forget the failures remembered by this process (tests; a rerun after fixing the wheels). */
-export function forgetEnvFailures(): void {
-  envFailures.clear();
+/** One env image outside a run (tests, scripts): a fresh `EnvImages` with default settings. */
+export function envImageFor(req: EnvImageRequest): Promise<EnvImageResult> {
+  return new EnvImages({ docker: req.docker }).envImageFor(req);
 }

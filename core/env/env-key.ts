@@ -1,7 +1,7 @@
 /** What names an env image: its key (hash of what builds it), its tag and its labels (see images.ts). */
 import { fingerprint } from '../fingerprint.ts';
 import { git } from '../git.ts';
-import { matchesAny } from './recipes/glob.ts';
+import { matchesAny } from '../glob.ts';
 import { buildFields, type Recipe } from './recipes/schema.ts';
 import { aptScript, installScript } from './build-scripts.ts';
 
@@ -21,7 +21,7 @@ export interface DependencyFile {
 
 /** The files matching the recipe's dependencyFiles at `commit`, with their content ids (no checkout). */
 export async function dependencyFiles(clone: string, commit: string, globs: readonly string[]): Promise<DependencyFile[]> {
-  const out = await git(clone, ['ls-tree', '-r', '-z', '--full-tree', commit]);
+  const out = await git(clone, ['ls-tree', '-r', '-z', '--full-tree', '--end-of-options', commit]);
   const files: DependencyFile[] = [];
   for (const rec of out.split('\0')) {
     const tab = rec.indexOf('\t');

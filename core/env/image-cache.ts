@@ -1,9 +1,8 @@
 /** The cache policy: when env and base images are removed, and their last use (see images.ts). */
 import type Docker from 'dockerode';
 import { ForesightError } from '../errors.ts';
-import { baseImageTag } from './base-image.ts';
+import { baseImageTag, DEFAULT_BASE_ALIAS } from './base-image.ts';
 import { connectDocker } from './connect.ts';
-import { baseImageName } from './docker.ts';
 import { CREATED_LABEL, ENV_REPOSITORY } from './env-key.ts';
 import { dockerError, inspectImage, splitRef, statusCode, tagImage } from './image-docker.ts';
 
@@ -81,6 +80,8 @@ export interface CachePolicyOptions {
   /** 'env' only: how many env images to keep (default DEFAULT_ENV_KEEP). */
   keep?: number;
   docker?: Docker;
+  /** 'none' only: the base image's alias, removed with it (config images.baseAlias). */
+  baseAlias?: string;
 }
 
 /** Apply the cache policy at the end of a run; returns the refs removed. See the header comment of images.ts. */
@@ -92,24 +93,10 @@ export async function applyCachePolicy(level: CacheLevel, opts: CachePolicyOptio
   if (level === 'none') {
     const base = await baseImageTag();
     const info = await inspectImage(docker, base);
-    const alias = baseImageName();
+    const alias = opts.baseAlias ?? DEFAULT_BASE_ALIAS;
     const aliasInfo = await inspectImage(docker, alias);
     if (info && aliasInfo?.Id === info.Id && (await removeImage(docker, alias))) removed.push(alias);
     if (info && (await removeImage(docker, base))) removed.push(base);
   }
   return removed;
-}
-
-/** FORESIGHT_IMAGE_CACHE (none|base|env, default env) and FORESIGHT_ENV_KEEP (default 30). */
-export function cacheSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): { level: CacheLevel; keep: number } {
-  const raw = env['FORESIGHT_IMAGE_CACHE'] || DEFAULT_CACHE_LEVEL;
-  if (!(CACHE_LEVELS as readonly string[]).includes(raw)) {
-    throw new ForesightError(`FORESIGHT_IMAGE_CACHE=${raw} is not a cache level`, { remedy: 'use none, base or env' });
-  }
-  const keepRaw = env['FORESIGHT_ENV_KEEP'];
-  const keep = keepRaw ? Number(keepRaw) : DEFAULT_ENV_KEEP;
-  if (!Number.isInteger(keep) || keep < 0) {
-    throw new ForesightError(`FORESIGHT_ENV_KEEP=${keepRaw} is not a whole number`, { remedy: 'set it to how many env images to keep, e.g. 30' });
-  }
-  return { level: raw as CacheLevel, keep };
 }

@@ -52,14 +52,14 @@ export {
   REPO_LABEL,
 } from './env-key.ts';
 export type { DependencyFile, EnvKeyInput } from './env-key.ts';
-export { lockDir } from './build-lock.ts';
+export { defaultLockDir } from './build-lock.ts';
 export { DEFAULT_BUILD_TIMEOUT_SEC } from './env-build.ts';
-export { envImageFor, forgetEnvFailures } from './env-image.ts';
-export type { EnvImageRequest, EnvImageResult } from './env-image.ts';
+export { EnvImages, envImageFor } from './env-image.ts';
+export type { EnvImagesOptions } from './env-image.ts';
+export type { EnvImageRequest, EnvImageResult } from './image-types.ts';
 export {
   applyCachePolicy,
   CACHE_LEVELS,
-  cacheSettingsFromEnv,
   DEFAULT_CACHE_LEVEL,
   DEFAULT_ENV_KEEP,
   listEnvImages,

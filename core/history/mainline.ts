@@ -16,7 +16,8 @@ export interface MainlineCommit {
 /** The first-parent history of `branch`, oldest first, streamed from git log. */
 export async function readMainline(clone: string, branch: string): Promise<MainlineCommit[]> {
   const out: MainlineCommit[] = [];
-  const args = ['log', '--first-parent', '--reverse', '--format=%x1e%H%x1f%P%x1f%an%x1f%aI%x1f%B', branch];
+  // --end-of-options: the branch comes from the configuration; "--output=FILE" must stay a revision.
+  const args = ['log', '--first-parent', '--reverse', '--format=%x1e%H%x1f%P%x1f%an%x1f%aI%x1f%B', '--end-of-options', branch];
   for await (const rec of gitRecords(clone, args, '\x1e')) {
     if (!rec.trim()) continue;
     const [sha, parents, author, date, message] = rec.split('\x1f');
@@ -40,7 +41,7 @@ async function branchCommits(clone: string, merges: readonly MainlineCommit[]): 
   // One rev-list per merge; merges are few next to commits, and each walk stops at the mainline.
   for (const m of merges) {
     const shas: string[] = [];
-    for await (const l of gitRecords(clone, ['rev-list', '--reverse', `${m.parents[0]}..${m.parents[1]}`])) if (l) shas.push(l);
+    for await (const l of gitRecords(clone, ['rev-list', '--reverse', '--end-of-options', `${m.parents[0]}..${m.parents[1]}`])) if (l) shas.push(l);
     out.set(m.sha, shas);
   }
   return out;
@@ -98,13 +99,28 @@ export function chooseUnits(mainline: readonly MainlineCommit[], units: 'auto' |
   return prs >= 0.3 * Math.max(1, mainline.length - 1) ? 'prs' : 'commits';
 }
 
-/** Files each mainline commit changed (against its first parent), from one streamed `git log`. */
+/**
+ * Files each mainline commit changed (against its first parent), from one streamed `git log -z`.
+ * Without -z git quotes unusual names ("tests/test_gr\303\274\303\237e.py"), which then
+ * match no test pattern. With -z every path ends in NUL, the one byte a path cannot hold; the
+ * format starts with a NUL too, so an empty field (never a path) announces the next commit:
+ *   \0<sha>\0 [\n<path>\0 <path>\0 ...]   per commit (git writes "\n" between a commit and its files).
+ */
 export async function mainlineFiles(clone: string, branch: string): Promise<Map<string, string[]>> {
   const out = new Map<string, string[]>();
-  const args = ['log', '--first-parent', '--diff-merges=first-parent', '--no-renames', '--name-only', '--format=%x1e%H', branch];
-  for await (const rec of gitRecords(clone, args, '\x1e')) {
-    const [sha, ...files] = rec.split('\n').filter((l) => l.trim());
-    if (sha) out.set(sha, files);
+  const args = ['log', '-z', '--first-parent', '--diff-merges=first-parent', '--no-renames', '--name-only', '--format=%x00%H', '--end-of-options', branch];
+  let files: string[] | null = null;
+  let next: 'sha' | 'first' | 'path' = 'path';
+  for await (const field of gitRecords(clone, args, '\0')) {
+    if (next === 'sha') {
+      out.set(field, (files = []));
+      next = 'first';
+    } else if (field === '') {
+      next = 'sha';
+    } else if (files) {
+      files.push(next === 'first' && field.startsWith('\n') ? field.slice(1) : field);
+      next = 'path';
+    }
   }
   return out;
 }

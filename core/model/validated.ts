@@ -8,16 +8,28 @@ export type StateName = (typeof STATE_NAMES)[number];
 export const OutcomeSchema = z.enum(['pass', 'fail', 'skip', 'flaky']);
 export type Outcome = z.infer<typeof OutcomeSchema>;
 
+/**
+ * A state's outcome over its repeated runs. `ran`: every run produced a report the runner read, with at
+ * least one requested test collected (or a collection error): evidence. `infra`: our environment failed to
+ * show anything (never evidence about the chain, never retried into a pass). `chain`: the repository's own
+ * code crashed the test runner before any test (e.g. PR tests overlaid on a base that lacks what they import).
+ */
+export const INFRA_REASONS = ['env_build', 'timeout', 'no_report', 'runner_exit', 'no_tests_collected'] as const;
+export const CHAIN_REASONS = ['runner_crash'] as const;
+export const StateOutcomeSchema = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('ran') }),
+  z.object({ kind: z.literal('infra'), reason: z.enum(INFRA_REASONS), detail: z.string() }),
+  z.object({ kind: z.literal('chain'), reason: z.enum(CHAIN_REASONS), detail: z.string() }),
+]);
+export type StateOutcome = z.infer<typeof StateOutcomeSchema>;
+
 export const StateResultSchema = z.object({
   name: z.enum(STATE_NAMES),
   checkout: z.string(),
   overlay: z.string().nullable(),
   testFiles: z.array(z.string()),
-  /** Evidence the suite ran in every repetition; when false, `problem` says why. */
-  ran: z.boolean(),
-  problem: z.string().nullable(),
-  /** Why it did not run: the environment never built, a timeout, no report, an exit without a failing test, or the runner crashed. */
-  failure: z.enum(['env_build', 'timeout', 'no_report', 'infra', 'crash']).nullable(),
+  /** Whether the state is evidence, and when it is not, whose failure that is (see StateOutcomeSchema). */
+  outcome: StateOutcomeSchema,
   runs: z.number().int(),
   tests: z.record(z.string(), OutcomeSchema),
   /** Test files that could not be imported/collected. */

@@ -2,7 +2,12 @@ import type { PullRequest } from '../model/change.ts';
 import type { Logger } from '../log.ts';
 import type { Advisory, Comment, LinkedIssue, Reference } from '../model/candidate.ts';
 
+/** The settings a source reads, by their documented names (see sourceSettings in registry.ts). */
+export type SourceSettings = Readonly<Record<string, string | undefined>>;
+
 export interface SourceInput {
+  /** Where the services are and the GitHub token (built from Config and Secrets). */
+  settings: SourceSettings;
   /** owner/name */
   repo: string;
   clone: string;
@@ -38,7 +43,7 @@ export interface ChangeContext {
 export interface Source {
   readonly name: string;
   /** Whether this source can run here (e.g. a token is configured); a one-line reason when not. */
-  available(env: NodeJS.ProcessEnv, input: Pick<SourceInput, 'repo' | 'tracker'>): { ok: true } | { ok: false; reason: string };
+  available(settings: SourceSettings, input: Pick<SourceInput, 'repo' | 'tracker'>): { ok: true } | { ok: false; reason: string };
   discover(input: SourceInput): Promise<SourceResult>;
   /** Discussion around a change; sources without any omit it. */
   context?(input: SourceInput, change: PullRequest): Promise<ChangeContext>;

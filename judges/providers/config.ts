@@ -1,7 +1,8 @@
 import { z } from 'zod';
+import type { Config } from '../../core/config.ts';
 import { ForesightError } from '../../core/errors.ts';
 
-/** Settings for the LLM judges; `null` from `llmConfigFromEnv` means "use the offline rules provider". */
+/** Settings for the LLM judges; `null` from `llmSettings` means "use the offline rules provider". */
 export interface LlmConfig {
   /** OpenAI-compatible base URL (http or https). */
   baseURL: string;
@@ -50,32 +51,17 @@ const REMEDY: Record<keyof LlmConfig, string> = {
 };
 
 /**
- * Read the LLM judge settings from the environment.
- * Returns `null` when `FORESIGHT_LLM_BASE_URL` is unset (the caller uses the offline rules provider);
- * throws ForesightError when the settings are partial or invalid.
+ * The LLM judge settings, from the one configuration (config.judge) and the API key (Secrets).
+ * Returns `null` when no endpoint is configured (the caller uses the offline rules provider); throws a
+ * ForesightError naming the variable to fix when the settings are partial or invalid.
  */
-export function llmConfigFromEnv(env: NodeJS.ProcessEnv = process.env): LlmConfig | null {
-  const read = (name: string): string => (env[name] ?? '').trim();
-  const baseURL = read(LLM_ENV.baseURL);
-  const judgeModel = read(LLM_ENV.judgeModel);
-  const fairnessRaw = read(LLM_ENV.fairnessModels);
-
-  if (baseURL === '') {
-    // Models named without an endpoint: the user meant to use LLM judges, so don't silently fall back.
-    const named = [judgeModel && LLM_ENV.judgeModel, fairnessRaw && LLM_ENV.fairnessModels].filter(Boolean);
-    if (named.length > 0) {
-      throw new ForesightError(`${named.join(' and ')} ${named.length > 1 ? 'are' : 'is'} set but ${LLM_ENV.baseURL} is not`, {
-        remedy: `set ${LLM_ENV.baseURL} to the LLM endpoint, or unset ${named.join(' and ')} to use the offline rules`,
-      });
-    }
-    return null;
-  }
-
+export function llmSettings(judge: Config['judge'], apiKey: string | null): LlmConfig | null {
+  if (!judge.baseUrl) return null;
   const result = configSchema.safeParse({
-    baseURL,
-    apiKey: env[LLM_ENV.apiKey] ?? '',
-    judgeModel,
-    fairnessModels: fairnessRaw === '' ? [] : fairnessRaw.split(',').map((m) => m.trim()).filter((m) => m !== ''),
+    baseURL: judge.baseUrl,
+    apiKey: apiKey ?? '',
+    judgeModel: judge.model ?? '',
+    fairnessModels: judge.fairnessModels,
   });
   if (result.success) {
     const { fairnessModels } = result.data;

@@ -1,7 +1,7 @@
-import type { Config } from '../../core/config.ts';
+import type { Config, Secrets } from '../../core/config.ts';
 import { FAIRNESS_RULE_SETS } from '../fairness/index.ts';
 import type { JudgeProvider } from '../types.ts';
-import { llmConfigFromEnv } from './config.ts';
+import { llmSettings } from './config.ts';
 import { openaiProvider } from './openai.ts';
 import { rulesProvider } from './rules.ts';
 
@@ -13,9 +13,9 @@ export interface Providers {
 }
 
 /** The rules provider offline; an OpenAI-compatible endpoint when FORESIGHT_LLM_BASE_URL is set. */
-export function makeProviders(config: Config, env: NodeJS.ProcessEnv = process.env): Providers {
+export function makeProviders(config: Config, secrets: Pick<Secrets, 'llmApiKey'>): Providers {
   if (config.judge.provider === 'openai') {
-    const llm = llmConfigFromEnv(env);
+    const llm = llmSettings(config.judge, secrets.llmApiKey);
     if (llm) {
       const make = (model: string): JudgeProvider => openaiProvider({ baseURL: llm.baseURL, apiKey: llm.apiKey, model });
       return { main: make(llm.judgeModel), fairness: [make(llm.fairnessModels[0]), make(llm.fairnessModels[1])] };

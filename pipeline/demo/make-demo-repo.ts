@@ -14,10 +14,12 @@
  */
 import { execFile } from 'node:child_process';
 import { realpathSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { pidAlive } from '../../core/env/cleanup.ts';
+import { processEnv } from '../../core/config.ts';
 import * as c from './content.ts';
 
 interface Person {
@@ -145,7 +147,7 @@ class DemoRepo {
 /** The inherited environment without GIT_* variables, plus an isolated, empty config home. */
 function isolatedEnv(home: string): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('GIT_')) env[k] = v;
+  for (const [k, v] of Object.entries(processEnv())) if (!k.startsWith('GIT_')) env[k] = v;
   return {
     ...env,
     HOME: home,
@@ -158,21 +160,47 @@ function isolatedEnv(home: string): NodeJS.ProcessEnv {
   };
 }
 
-/** Create the demo repository in `dir` (which must not exist or be empty). */
+/**
+ * Create the demo repository in `dir` (which must not exist or be empty). It is built in a sibling
+ * folder `<dir>.partial-<pid>-<random>` and renamed into place once complete, so `dir` never holds a
+ * half-made history: a run killed midway leaves only its partial folder, which the next call removes.
+ */
 export async function makeDemoRepo(dir: string): Promise<{ head: string }> {
   dir = resolve(dir);
-  await mkdir(dir, { recursive: true });
-  if ((await readdir(dir)).length > 0) throw new Error(`makeDemoRepo: ${dir} is not empty`);
+  if ((await readdir(dir).catch(() => [])).length > 0) throw new Error(`makeDemoRepo: ${dir} is not empty`);
+  await mkdir(dirname(dir), { recursive: true });
+  await removeDeadPartials(dir);
 
+  const work = await mkdtemp(`${dir}${PARTIAL}${process.pid}-`);
   const home = await mkdtemp(join(tmpdir(), 'demo-repo-home-'));
   try {
-    const repo = new DemoRepo(dir, isolatedEnv(home));
+    const repo = new DemoRepo(work, isolatedEnv(home));
     // An empty template dir: no hooks or other files copied into .git.
     await repo.git(['init', '--quiet', '-b', 'main', `--template=${home}`]);
     await buildHistory(repo);
-    return { head: await repo.git(['rev-parse', 'HEAD']) };
+    const head = await repo.git(['rev-parse', 'HEAD']);
+    // rename(2) replaces an empty directory and fails on a non-empty one: a complete repository or nothing.
+    await rename(work, dir);
+    return { head };
+  } catch (err) {
+    await rm(work, { recursive: true, force: true });
+    throw err;
   } finally {
     await rm(home, { recursive: true, force: true });
+  }
+}
+
+const PARTIAL = '.partial-';
+
+/** Partial folders next to `dir` left by generations whose process is gone (killed midway). */
+async function removeDeadPartials(dir: string): Promise<void> {
+  const prefix = `${basename(dir)}${PARTIAL}`;
+  for (const name of await readdir(dirname(dir))) {
+    if (!name.startsWith(prefix)) continue;
+    const pid = Number(/^(\d+)-/.exec(name.slice(prefix.length))?.[1]);
+    // A live owner (this process or another) may still be generating: leave its folder alone.
+    if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid || pidAlive(pid)) continue;
+    await rm(join(dirname(dir), name), { recursive: true, force: true });
   }
 }
 

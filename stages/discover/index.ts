@@ -9,7 +9,7 @@ import { listChanges } from '../../core/history/changes.ts';
 import { mainlineFiles } from '../../core/history/mainline.ts';
 import { patchIds } from './patch-id.ts';
 import { isTestFile } from '../../core/files.ts';
-import { availableSources, SOURCE_SETTINGS, sourceCacheDir } from '../../core/sources/registry.ts';
+import { availableSources, SOURCE_SETTINGS, sourceCacheDir, sourceSettings } from '../../core/sources/registry.ts';
 import type { SourceInput } from '../../core/sources/types.ts';
 
 /**
@@ -20,17 +20,18 @@ import type { SourceInput } from '../../core/sources/types.ts';
  */
 export const discoverStage: StageDef<never, Candidate> = {
   name: 'discover',
-  code: ['stages/discover', 'core'],
-  config: (cfg) => cfg.discover,
+  entry: import.meta.url,
+  // Where the services are (never the token: its presence shows in which sources are enabled).
+  config: (cfg) => ({ discover: cfg.discover, sources: cfg.sources }),
   input: null,
   output: CandidateSchema,
-  async source({ repo, config }) {
+  async source({ repo, config, secrets }) {
     // Network sources add to this: their answers are cached by ETag, so a rerun costs almost nothing.
+    const settings = sourceSettings(config, secrets);
     const enabled = (['github', 'trac'] as const).flatMap((tracker) =>
-      availableSources(process.env, { repo: repo.name, tracker, offline: config.discover.offline }).filter((s) => !s.reason).map((s) => s.source.name),
+      availableSources(settings, { repo: repo.name, tracker, offline: config.discover.offline }).filter((s) => !s.reason).map((s) => s.source.name),
     );
-    const settings = SOURCE_SETTINGS.map((k) => process.env[k] ?? '');
-    return fingerprint(repo.name, await revParse(repo.clone, config.discover.branch), [...new Set(enabled)], settings);
+    return fingerprint(repo.name, await revParse(repo.clone, config.discover.branch), [...new Set(enabled)], SOURCE_SETTINGS.map((k) => settings[k] ?? ''));
   },
   async run(_items, ctx) {
     const { repo, config, log } = ctx;
@@ -41,13 +42,14 @@ export const discoverStage: StageDef<never, Candidate> = {
     const advisories = new Map<string, Advisory[]>();
     const numbers = new Map<string, number>();
     let complete = true;
-    for (const { source, reason } of availableSources(process.env, { repo: repo.name, tracker: listed.tracker, offline: config.discover.offline })) {
+    const settings = sourceSettings(config, ctx.secrets);
+    for (const { source, reason } of availableSources(settings, { repo: repo.name, tracker: listed.tracker, offline: config.discover.offline })) {
       if (reason) {
         log.info(`source ${source.name} skipped: ${reason}`);
         continue;
       }
       const input: SourceInput = {
-        repo: repo.name, clone: repo.clone, branch: config.discover.branch, changes: listed.changes,
+        settings, repo: repo.name, clone: repo.clone, branch: config.discover.branch, changes: listed.changes,
         cacheDir: sourceCacheDir(ctx.repoDir, source.name), log: log.child({ source: source.name }), tracker: listed.tracker, signal: ctx.signal,
       };
       let result;

@@ -25,7 +25,7 @@ export function hfDir(outDir: string): string {
  */
 export const emitStage: StageDef<JudgedChain, Record<string, unknown>> = {
   name: 'emit',
-  code: ['stages/emit', 'core'],
+  entry: import.meta.url,
   config: (cfg) => ({ image: cfg.validate.image }),
   input: JudgedChainSchema,
   output: VerifiedRowSchema,

@@ -3,8 +3,7 @@
  * the Parquet encoding). The output reads back with Hugging Face `datasets` as features
  * string / int64 / float64 / bool.
  */
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { readFile } from 'node:fs/promises';
 import {
   Bool,
   Field,
@@ -21,6 +20,7 @@ import {
   makeBuilder,
   type DataType,
 } from 'apache-arrow';
+import { writeAtomic } from '../../core/artifacts.ts';
 import { ForesightError } from '../../core/errors.ts';
 
 export type ColumnType = 'string' | 'int64' | 'float64' | 'bool';
@@ -201,8 +201,9 @@ function buildTable(columns: readonly ColumnSpec[], rows: readonly Record<string
  * Types: string → Utf8, int64 → Int64 (bigint, or a safe-integer number), float64 → Float64,
  * bool → Bool. A null/undefined/missing value is allowed only in a nullable column; any type
  * mismatch, or a row key that is not a declared column, throws a ForesightError naming the row
- * index, the column and the value's type. Creates parent directories; writes `<path>.incomplete`
- * and renames it into place, so `path` is either absent, the previous file, or complete. Zstd.
+ * index, the column and the value's type. Written with the artifacts' `writeAtomic` (parent
+ * directories created, a unique temp file fsynced then renamed into place), so `path` is either
+ * absent, the previous file, or complete, even after a crash. Zstd.
  */
 export async function writeParquet(
   path: string,
@@ -229,13 +230,9 @@ export async function writeParquet(
     });
   }
 
-  const tmp = `${path}.incomplete`;
   try {
-    await mkdir(dirname(path), { recursive: true });
-    await writeFile(tmp, bytes);
-    await rename(tmp, path);
+    await writeAtomic(path, bytes);
   } catch (cause) {
-    await rm(tmp, { force: true }).catch(() => undefined);
     throw new ForesightError(`could not write ${path}: ${describeError(cause)}`, {
       remedy: 'check that the output directory is writable and the disk is not full',
       external: true,

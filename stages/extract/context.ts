@@ -2,7 +2,7 @@ import type { PullRequest } from '../../core/model/change.ts';
 import { errorMessage } from '../../core/errors.ts';
 import type { Logger } from '../../core/log.ts';
 import { availableSources, sourceCacheDir } from '../../core/sources/registry.ts';
-import type { Source, SourceInput } from '../../core/sources/types.ts';
+import type { Source, SourceInput, SourceSettings } from '../../core/sources/types.ts';
 import type { ExtractedChain } from '../../core/model/extracted.ts';
 
 type Discussion = Pick<ExtractedChain, 'pr_comments' | 'linked_issues'>;
@@ -20,13 +20,14 @@ export function contextCollector(opts: {
   tracker: 'github' | 'trac';
   offline: boolean;
   log: Logger;
-  env?: NodeJS.ProcessEnv;
+  /** Where the services are and the token (sourceSettings of the run's Config and Secrets). */
+  settings: SourceSettings;
 }): ContextCollector {
-  const sources: Source[] = availableSources(opts.env ?? process.env, opts)
+  const sources: Source[] = availableSources(opts.settings, opts)
     .filter((s) => !s.reason && s.source.context)
     .map((s) => s.source);
   const inputFor = (source: Source): SourceInput => ({
-    repo: opts.repo, clone: opts.clone, branch: 'HEAD', changes: [], cacheDir: sourceCacheDir(opts.repoDir, source.name),
+    settings: opts.settings, repo: opts.repo, clone: opts.clone, branch: 'HEAD', changes: [], cacheDir: sourceCacheDir(opts.repoDir, source.name),
     log: opts.log.child({ source: source.name }), tracker: opts.tracker,
   });
   return {

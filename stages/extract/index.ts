@@ -2,6 +2,7 @@ import { changeLabel, type PullRequest } from '../../core/model/change.ts';
 import type { StageDef } from '../../core/stage.ts';
 import { ChainSchema, type Chain } from '../../core/model/chain.ts';
 import { ExtractedChainSchema, type ExtractedChain } from '../../core/model/extracted.ts';
+import { sourceSettings } from '../../core/sources/registry.ts';
 import { contextCollector } from './context.ts';
 import { splitPatch } from './split-patch.ts';
 
@@ -19,15 +20,15 @@ const DAY_MS = 86_400_000;
  */
 export const extractStage: StageDef<Chain, ExtractedChain> = {
   name: 'extract',
-  code: ['stages/extract', 'core'],
-  config: (cfg) => ({ offline: cfg.discover.offline }),
+  entry: import.meta.url,
+  config: (cfg) => ({ offline: cfg.discover.offline, sources: cfg.sources }),
   input: ChainSchema,
   output: ExtractedChainSchema,
   async run(chains, ctx) {
     const repoName = ctx.repo.name.split('/').pop()!;
     const discussion = contextCollector({
       repo: ctx.repo.name, clone: ctx.repo.clone, repoDir: ctx.repoDir, tracker: chains[0]?.tracker ?? 'github',
-      offline: ctx.config.discover.offline, log: ctx.log,
+      offline: ctx.config.discover.offline, log: ctx.log, settings: sourceSettings(ctx.config, ctx.secrets),
     });
     let complete = true;
     const items = await ctx.forEach(chains, { id: (c) => `${c.pr1.id}-${c.pr2.id}`, label: 'extracting' }, async (c) => {

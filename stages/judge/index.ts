@@ -40,12 +40,12 @@ function exclusionOf(v: Verdicts): Exclusion | null {
  */
 export const judgeStage: StageDef<ValidatedChain, JudgedChain> = {
   name: 'judge',
-  code: ['stages/judge', 'judges', 'core'],
+  entry: import.meta.url,
   config: (cfg) => cfg.judge,
   input: ValidatedChainSchema,
   output: JudgedChainSchema,
   async run(chains, ctx) {
-    const providers = makeProviders(ctx.config);
+    const providers = makeProviders(ctx.config, ctx.secrets);
     ctx.log.info(`judging with ${providers.main.name}/${providers.main.model}; fairness: ${providers.fairness.map((p) => `${p.name}/${p.model}`).join(' + ')}`);
     const items = await ctx.forEach(chains, { id: (c) => c.instance_id, label: 'judging chains', concurrency: 4 }, async (c): Promise<JudgedChain> => {
       if (c.excluded) return { ...c, verdicts: { eligibility: null, attribution: null, fairness: [] } };

@@ -48,7 +48,7 @@ async function targetsFor(clone: string, base: string, f: FixedLines, variant: S
   if (!addOnly) return f.removed.filter((r) => !isBlankOrComment(r.text, f.file)).map((r) => ({ line: r.line, weight: 1 }));
   // A fix that only adds lines (a new guard, a missing case): the defect lives in the code around the
   // insertion. Blame the enclosing function, each hunk worth one line, the lines it guards counting most.
-  const text = await git(clone, ['show', `${base}:${f.file}`]);
+  const text = await git(clone, ['show', '--end-of-options', `${base}:${f.file}`]);
   const lines = text.split('\n');
   const targets: Target[] = [];
   for (const anchor of f.anchors) {
@@ -77,10 +77,10 @@ function revertGraft(clone: string, sha: string): Promise<string | null> {
   let p = revertGrafts.get(key);
   if (!p) {
     p = (async () => {
-      const body = await git(clone, ['show', '-s', '--format=%B', sha]);
+      const body = await git(clone, ['show', '-s', '--format=%B', '--end-of-options', sha]);
       const reverted = /This reverts commit ([0-9a-f]{40})\b/.exec(body)?.[1];
       if (!reverted) return null;
-      const parent = (await git(clone, ['rev-parse', '--verify', '--quiet', `${reverted}^1`]).catch(() => '')).trim();
+      const parent = (await git(clone, ['rev-parse', '--verify', '--quiet', '--end-of-options', `${reverted}^1`]).catch(() => '')).trim();
       if (!parent) return null;
       graftDir ??= mkdtemp(join(tmpdir(), 'foresight-grafts-'));
       const path = join(await graftDir, sha);

@@ -1,4 +1,4 @@
-import { gitRecords } from '../../core/git.ts';
+import { gitRecords, notAnOption } from '../../core/git.ts';
 
 export interface BlamedLine {
   /** Line number in the blamed revision. */
@@ -54,7 +54,8 @@ export async function blameLines(clone: string, rev: string, file: string, lines
   if (opts.moves) args.push('-M');
   if (opts.ignoreRevsFile) args.push('--ignore-revs-file', opts.ignoreRevsFile);
   for (const r of opts.ignoreRevs ?? []) args.push('--ignore-rev', r);
-  args.push(...ranges.flatMap(([a, b]) => ['-L', `${a},${b}`]), rev, '--', file);
+  // git blame (2.39) rejects --end-of-options: a revision that reads as an option is refused instead.
+  args.push(...ranges.flatMap(([a, b]) => ['-L', `${a},${b}`]), notAnOption(rev), '--', file);
   const raw: string[] = [];
   for await (const l of gitRecords(clone, args)) raw.push(l);
   return parsePorcelain(raw);

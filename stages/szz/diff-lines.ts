@@ -35,38 +35,49 @@ export function unquotePath(p: string): string {
 
 const HUNK = /^@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@/;
 
-/** Parse a `git diff -U0` between base and head into the old-side lines each changed file's hunks touch. */
+/**
+ * Parse a `git diff -U0` between base and head into the old-side lines each changed file's hunks touch.
+ * A file's name is read from its `--- ` header line only, before its first hunk: a deleted line that
+ * reads "-- ..." (an SQL or Lua comment) shows as "--- ..." among the hunks.
+ */
 export function parseFixedLines(diff: string): FixedLines[] {
   const files: FixedLines[] = [];
   let cur: FixedLines | null = null;
+  let header = false;
   let oldLine = 0;
   for (const raw of diff.split('\n')) {
     if (raw.startsWith('diff --git ')) {
       cur = null;
+      header = true;
       continue;
     }
-    if (raw.startsWith('--- ')) {
-      const path = unquotePath(raw.slice(4));
+    if (header && raw.startsWith('--- ')) {
+      // Git ends the name with a tab when it holds a space (for patch(1)); a name with a tab of its own is quoted.
+      const path = unquotePath(raw.slice(4).replace(/\t$/, ''));
       const file = path.replace(/^a\//, '');
       cur = path === '/dev/null' ? null : { file, kind: fileKind(file), removed: [], anchors: [] };
       if (cur) files.push(cur);
       continue;
     }
-    if (!cur || raw.startsWith('+++ ')) continue;
+    if (header && raw.startsWith('+++ ')) continue;
     const h = HUNK.exec(raw);
     if (h) {
+      header = false;
+      if (!cur) continue;
       const start = Number(h[1]);
       const count = h[2] === undefined ? 1 : Number(h[2]);
       oldLine = start;
       if (count === 0) cur.anchors.push(Math.max(1, start));
       continue;
     }
+    if (!cur || header) continue;
     if (raw.startsWith('-')) cur.removed.push({ line: oldLine++, text: raw.slice(1) });
   }
   return files.filter((f) => f.removed.length || f.anchors.length);
 }
 
 export async function fixedLines(clone: string, base: string, head: string): Promise<FixedLines[]> {
-  const diff = await git(clone, ['diff', '-U0', '-M', '--no-color', '--no-ext-diff', base, head]);
+  // --end-of-options: base and head come from artifacts or an oracle file, never options.
+  const diff = await git(clone, ['diff', '-U0', '-M', '--no-color', '--no-ext-diff', '--end-of-options', base, head]);
   return parseFixedLines(diff);
 }

@@ -1,13 +1,20 @@
 import PQueue from 'p-queue';
 import { z } from 'zod';
-import { readJsonl } from '../../core/artifacts.ts';
-import { git } from '../../core/git.ts';
+import { readFile } from 'node:fs/promises';
+import { ForesightError } from '../../core/errors.ts';
+import { git, revParse } from '../../core/git.ts';
 import { attributeFix, selectFiles, type SzzVariant } from './attribute.ts';
 import { fixedLines } from './diff-lines.ts';
 import { MetaChanges } from './meta.ts';
 
+/**
+ * A commit as an oracle names it: an object name, full or abbreviated. Nothing else reaches git from
+ * an oracle file, so no value of it can be read as an option ("--output=FILE" would write that file).
+ */
+const ObjectName = z.string().regex(/^[0-9a-f]{7,40}$/, 'must be a commit sha (7 to 40 lowercase hex digits)');
+
 /** One line of an oracle: a fix commit and the commit(s) known to have induced the bug. */
-export const OracleEntrySchema = z.object({ fix: z.string(), inducing: z.array(z.string()).min(1) });
+export const OracleEntrySchema = z.object({ fix: ObjectName, inducing: z.array(ObjectName).min(1) });
 export type OracleEntry = z.infer<typeof OracleEntrySchema>;
 
 export interface Scores {
@@ -63,12 +70,15 @@ export async function evaluateSzz(opts: {
   await Promise.all(
     opts.oracle.map((e) =>
       queue.add(async () => {
-        const base = (await git(opts.clone, ['rev-parse', `${e.fix}^1`])).trim();
+        // --end-of-options here and in every git call below: entries passed in directly skip readOracle's checks.
+        const base = (await git(opts.clone, ['rev-parse', '--verify', '--end-of-options', `${e.fix}^1`])).trim();
         const att = await attributeFix(opts.clone, { baseSha: base, mergeSha: e.fix }, { variant: opts.variant, meta });
         const predicted = opts.variant === 'b-szz' ? att.commits.map((c) => c.sha) : att.commits.slice(0, 1).map((c) => c.sha);
         // One definition of "add-only" for every variant, so the subsets compare the same fixes.
         const addOnly = selectFiles(await fixedLines(opts.clone, base, e.fix), 'foresight').every((f) => f.removed.length === 0);
-        rows.push({ predicted, inducing: e.inducing, addOnly });
+        // Predictions are full shas: an abbreviated oracle entry is compared by the commit it names.
+        const inducing = await Promise.all(e.inducing.map((s) => revParse(opts.clone, s).catch(() => s)));
+        rows.push({ predicted, inducing, addOnly });
         opts.onProgress?.(++done, opts.oracle.length);
       }),
     ),
@@ -78,8 +88,33 @@ export async function evaluateSzz(opts: {
   return { all: score(opts.variant, rows, seconds), addOnly: score(opts.variant, addOnly, (seconds * addOnly.length) / Math.max(1, rows.length)) };
 }
 
+/** Read a JSONL oracle, refusing the first line that is not `{"fix": <sha>, "inducing": [<sha>, ...]}`. */
 export async function readOracle(path: string): Promise<OracleEntry[]> {
-  return readJsonl(path, OracleEntrySchema);
+  const remedy = 'write one {"fix": "<sha>", "inducing": ["<sha>", ...]} object per line (scripts/build-szz-oracle.ts does)';
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (err) {
+    throw new ForesightError(`cannot read the oracle ${path}: ${(err as Error).message}`, { remedy: 'pass --oracle the path of a JSONL oracle file', cause: err });
+  }
+  const out: OracleEntry[] = [];
+  const lines = text.split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    if (!lines[i]!.trim()) continue;
+    let raw: unknown;
+    try {
+      raw = JSON.parse(lines[i]!);
+    } catch (err) {
+      throw new ForesightError(`oracle ${path}:${i + 1} is not valid JSON`, { remedy, cause: err });
+    }
+    const parsed = OracleEntrySchema.safeParse(raw);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      throw new ForesightError(`oracle ${path}:${i + 1}: ${issue?.path.join('.') || 'entry'} ${issue?.message}`, { remedy });
+    }
+    out.push(parsed.data);
+  }
+  return out;
 }
 
 export function formatScores(evals: readonly Evaluation[]): string {

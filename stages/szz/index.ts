@@ -21,7 +21,7 @@ const NO_BLAME = { candidates: [], unattributedScore: 0, blamedLines: 0, addOnly
  */
 export const szzStage: StageDef<Candidate, Chain> = {
   name: 'szz',
-  code: ['stages/szz', 'core'],
+  entry: import.meta.url,
   config: (cfg) => ({ szz: cfg.szz, discover: cfg.discover }),
   input: CandidateSchema,
   output: ChainSchema,

@@ -31,7 +31,8 @@ export class MetaChanges {
   private load(): Promise<Map<string, CommitFacts>> {
     this.facts ??= (async () => {
       const map = new Map<string, CommitFacts>();
-      const args = ['log', '--format=%x1e%H%x1f%P%x1f%s', '--name-only', '--no-renames', this.rev];
+      // Only the number of names is used: git's quoting of unusual ones does not change it.
+      const args = ['log', '--format=%x1e%H%x1f%P%x1f%s', '--name-only', '--no-renames', '--end-of-options', this.rev];
       for await (const rec of gitRecords(this.clone, args, '\x1e')) {
         const nl = rec.indexOf('\n');
         const [sha = '', parents = '', subject = ''] = (nl < 0 ? rec : rec.slice(0, nl)).split('\x1f');
@@ -66,7 +67,7 @@ export class MetaChanges {
     let p = this.ignoreFiles.get(this.rev);
     if (!p) {
       p = (async () => {
-        const blob = (await git(this.clone, ['rev-parse', '--verify', '--quiet', `${this.rev}:.git-blame-ignore-revs`]).catch(() => '')).trim();
+        const blob = (await git(this.clone, ['rev-parse', '--verify', '--quiet', '--end-of-options', `${this.rev}:.git-blame-ignore-revs`]).catch(() => '')).trim();
         // Known mass changes go in up front: one blame round instead of a blame, a lookup and a re-blame.
         const mass = [...(await this.load())].filter(([, f]) => f.files >= this.massFiles).map(([sha]) => sha);
         return this.writeIgnoreFile(blob || null, mass);
@@ -77,10 +78,10 @@ export class MetaChanges {
   }
 
   private async writeIgnoreFile(blob: string | null, extra: readonly string[]): Promise<string | null> {
-    const text = blob ? await git(this.clone, ['cat-file', 'blob', blob]) : '';
+    const text = blob ? await git(this.clone, ['cat-file', 'blob', '--end-of-options', blob]) : '';
     // Keep only full shas that exist here: blame refuses a file naming an unknown commit.
     const listed = text.split('\n').map((l) => l.replace(/#.*/, '').trim()).filter((l) => /^[0-9a-f]{40}$/.test(l));
-    const exists = await Promise.all(listed.map((s) => git(this.clone, ['cat-file', '-t', s]).then(() => true, () => false)));
+    const exists = await Promise.all(listed.map((s) => git(this.clone, ['cat-file', '-t', '--end-of-options', s]).then(() => true, () => false)));
     const shas = [...new Set([...listed.filter((_, i) => exists[i]), ...extra])];
     if (!shas.length) return null;
     this.tmp ??= mkdtemp(join(tmpdir(), 'foresight-ignore-revs-'));

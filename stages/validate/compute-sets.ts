@@ -92,7 +92,7 @@ function exclusionFor(states: Record<StateName, StateResult>, sets: Omit<ChainSe
   // A head state (S2/S5) that cannot import its own PR's tests means the environment broke, not the chain.
   const broken = (names: StateName[]): string | null => {
     for (const s of names.map((n) => states[n])) {
-      if (!s.ran) return `${s.name}: ${s.problem ?? 'did not run'}`;
+      if (s.outcome.kind !== 'ran') return `${s.name}: ${s.outcome.detail}`;
       if ((s.name === 'S2' || s.name === 'S5') && s.collectionErrors.length) {
         return `${s.name}: ${s.collectionErrors.join(', ')} cannot be imported at the PR's own head`;
       }
@@ -102,12 +102,16 @@ function exclusionFor(states: Record<StateName, StateResult>, sets: Omit<ChainSe
   const ex = (reason: Exclusion['reason'], detail: string): Exclusion => ({ reason, detail, stage: 'validate' });
   // The runner crashed at a base state while the head ran in the same environment: the PR's overlaid
   // test files (e.g. a Django test app's models) need code the PR adds. The chain, not the environment.
-  const baseCrash = (base: StateResult, head: StateResult): boolean => base.failure === 'crash' && head.ran;
-  if (baseCrash(states.S1, states.S2) && !broken(['S2'])) return ex('pr1_base_crash', `S1: ${states.S1.problem}`);
+  const crash = (base: StateResult, head: StateResult): string | null =>
+    base.outcome.kind === 'chain' && base.outcome.reason === 'runner_crash' && head.outcome.kind === 'ran' ? base.outcome.detail : null;
+  const s1Crash = crash(states.S1, states.S2);
+  if (s1Crash !== null && !broken(['S2'])) return ex('pr1_base_crash', `S1: ${s1Crash}`);
   const pr1 = broken(['S1', 'S2']);
   if (pr1) return ex('env_failed_pr1', pr1);
-  if (baseCrash(states.S4, states.S5) && !broken(['S5'])) return ex('pr2_base_crash', `S4: ${states.S4.problem}`);
-  if (baseCrash(states.S3, states.S5) && !broken(['S4', 'S5'])) return ex('anticipation_not_gradeable', `S3: ${states.S3.problem}`);
+  const s4Crash = crash(states.S4, states.S5);
+  if (s4Crash !== null && !broken(['S5'])) return ex('pr2_base_crash', `S4: ${s4Crash}`);
+  const s3Crash = crash(states.S3, states.S5);
+  if (s3Crash !== null && !broken(['S4', 'S5'])) return ex('anticipation_not_gradeable', `S3: ${s3Crash}`);
   const pr2 = broken(['S3', 'S4', 'S5']);
   if (pr2) return ex('env_failed_pr2', pr2);
   // A test skipped at a PR's head that did not pass before it might have flipped had it run:

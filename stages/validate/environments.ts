@@ -1,15 +1,11 @@
 import { join } from 'node:path';
 import type { Logger } from '../../core/log.ts';
-import { envImageFor } from '../../core/env/images.ts';
-import { loadRecipe } from '../../core/env/recipes/load.ts';
-import type { Recipe } from '../../core/env/recipes/schema.ts';
-import { getRunner } from '../../core/env/runners/registry.ts';
-import type { Runner } from '../../core/env/runners/types.ts';
+import { getRunner, loadRecipe, type EnvImages, type Recipe, type Runner } from '../../core/env/index.ts';
 
 /** Where one era's states run: an image and the recipe's runner, or why the environment did not build. */
 export type EraEnv =
-  | { ok: true; image: string; recipe: Recipe; runner: Runner; built: boolean }
-  | { ok: false; problem: string; recipe: Recipe | null; runner: Runner | null };
+  | { kind: 'ready'; image: string; recipe: Recipe; runner: Runner; built: boolean }
+  | { kind: 'broken'; problem: string; recipe: Recipe | null; runner: Runner | null };
 
 export interface EnvironmentOptions {
   repo: string;
@@ -17,10 +13,13 @@ export interface EnvironmentOptions {
   gitDir: string;
   repoDir: string;
   log: Logger;
+  /** This run's env images (builds shared by the chains of one era). */
+  images: EnvImages;
   /** An explicit image for every chain (no environment tier). */
   image: string | null;
   /** The runner when `image` is explicit. */
   runner: string;
+  signal: AbortSignal;
 }
 
 /**
@@ -32,10 +31,10 @@ export async function eraEnvironment(opts: EnvironmentOptions, commit: string): 
   const { recipe } = await loadRecipe(opts.repo, opts.clone, commit);
   if (opts.image) {
     const runner = getRunner(opts.runner);
-    return { ok: true, image: opts.image, recipe: { ...recipe, runner: runner.name as Recipe['runner'] }, runner, built: false };
+    return { kind: 'ready', image: opts.image, recipe: { ...recipe, runner: runner.name as Recipe['runner'] }, runner, built: false };
   }
   const runner = getRunner(recipe.runner);
-  const res = await envImageFor({
+  const res = await opts.images.envImageFor({
     clone: opts.clone,
     gitDir: opts.gitDir,
     repo: opts.repo,
@@ -43,7 +42,8 @@ export async function eraEnvironment(opts: EnvironmentOptions, commit: string): 
     recipe,
     log: opts.log,
     logDir: join(opts.repoDir, 'validate', 'env-logs'),
+    signal: opts.signal,
   });
-  if (!res.ok) return { ok: false, problem: `environment install failed at ${commit.slice(0, 10)}: ${res.detail.trim().split('\n').pop() ?? ''} (log: ${res.log})`, recipe, runner };
-  return { ok: true, image: res.image, recipe, runner, built: res.built };
+  if (!res.ok) return { kind: 'broken', problem: `environment install failed at ${commit.slice(0, 10)}: ${res.detail.trim().split('\n').pop() ?? ''} (log: ${res.log})`, recipe, runner };
+  return { kind: 'ready', image: res.image, recipe, runner, built: res.built };
 }

@@ -1,12 +1,9 @@
-import { resolve } from 'node:path';
 import type { StageDef } from '../../core/stage.ts';
-import { git } from '../../core/git.ts';
+import { absoluteGitDir } from '../../core/git.ts';
 import { ExtractedChainSchema, type ExtractedChain } from '../../core/model/extracted.ts';
 import { computeSets, type FileOf } from './compute-sets.ts';
-import { assertDockerReachable, connectDocker, ensureImage, openChainEnv, removeStaleContainers, type ChainEnv } from '../../core/env/docker.ts';
-import { applyCachePolicy, cacheSettingsFromEnv } from '../../core/env/images.ts';
+import { applyCachePolicy, assertDockerReachable, connectDocker, EnvImages, ensureImage, isIgnoredTest, openChainEnv, removeStaleContainers, type ChainEnv, type Recipe } from '../../core/env/index.ts';
 import { eraEnvironment, type EnvironmentOptions } from './environments.ts';
-import { isIgnoredTest, type Recipe } from '../../core/env/recipes/schema.ts';
 import { runChainStates, type ChainCost } from './run-chain.ts';
 import { STATE_NAMES, ValidatedChainSchema, type StateName, type StateResult, type ValidatedChain } from '../../core/model/validated.ts';
 
@@ -31,21 +28,27 @@ const EMPTY_SETS = {
  */
 export const validateStage: StageDef<ExtractedChain, ValidatedChain> = {
   name: 'validate',
-  code: ['stages/validate', 'core'],
+  entry: import.meta.url,
   config: (cfg) => cfg.validate,
   input: ExtractedChainSchema,
   output: ValidatedChainSchema,
   async run(chains, ctx) {
     const cfg = ctx.config.validate;
+    const { images: imageCfg } = ctx.config;
+    const docker = connectDocker(ctx.config.docker.host);
     const todo = chains.filter((c) => !c.excluded);
     if (todo.length) {
-      await assertDockerReachable();
-      const stale = await removeStaleContainers(connectDocker());
+      await assertDockerReachable(docker);
+      const stale = await removeStaleContainers(docker);
       if (stale.length) ctx.log.info(`removed ${stale.length} container(s) left by a killed run`);
-      if (cfg.image) await ensureImage(cfg.image, ctx.log);
+      if (cfg.image) await ensureImage(cfg.image, { docker, log: ctx.log, baseAlias: imageCfg.baseAlias, lockDir: imageCfg.lockDir });
     }
-    const gitDir = resolve(ctx.repo.clone, (await git(ctx.repo.clone, ['rev-parse', '--git-dir'])).trim());
-    const envOpts: EnvironmentOptions = { repo: ctx.repo.name, clone: ctx.repo.clone, gitDir, repoDir: ctx.repoDir, log: ctx.log, image: cfg.image, runner: cfg.runner };
+    const gitDir = await absoluteGitDir(ctx.repo.clone);
+    // This run's images: builds shared by the chains of one era, failures remembered until the run ends.
+    const images = new EnvImages({ docker, baseAlias: imageCfg.baseAlias, lockDir: imageCfg.lockDir, log: ctx.log });
+    const envOpts: EnvironmentOptions = {
+      repo: ctx.repo.name, clone: ctx.repo.clone, gitDir, repoDir: ctx.repoDir, log: ctx.log, images, image: cfg.image, runner: cfg.runner, signal: ctx.signal,
+    };
     const usedImages = new Set<string>();
     let imagesBuilt = 0;
     const items = await ctx.forEach(
@@ -57,8 +60,8 @@ export const validateStage: StageDef<ExtractedChain, ValidatedChain> = {
         // Each era's environment comes from its PR's head: its recipe and dependency files.
         const pr1 = await eraEnvironment(envOpts, chain.pr1_head);
         const pr2 = chain.pr2_head === chain.pr1_head ? pr1 : await eraEnvironment(envOpts, chain.pr2_head);
-        for (const e of [pr1, pr2]) if (e.ok) usedImages.add(e.image);
-        imagesBuilt += [pr1, pr2 === pr1 ? null : pr2].filter((e) => e?.ok && e.built).length;
+        for (const e of [pr1, pr2]) if (e.kind === 'ready') usedImages.add(e.image);
+        imagesBuilt += [pr1, pr2 === pr1 ? null : pr2].filter((e) => e?.kind === 'ready' && e.built).length;
         // One container per distinct environment: one per chain when both eras share an image.
         const containers = new Map<string, ChainEnv>();
         try {
@@ -68,7 +71,7 @@ export const validateStage: StageDef<ExtractedChain, ValidatedChain> = {
             signal: ctx.signal,
             envFor: async (state) => {
               const era = state === 'S4' || state === 'S5' ? pr2 : pr1;
-              if (!era.ok) return { broken: era.problem };
+              if (era.kind === 'broken') return { kind: 'broken', problem: era.problem };
               let env = containers.get(era.image);
               if (!env) {
                 env = await openChainEnv({
@@ -80,10 +83,12 @@ export const validateStage: StageDef<ExtractedChain, ValidatedChain> = {
                   pidsLimit: cfg.pidsLimit,
                   nanoCpus: Math.round(cfg.cpus * 1e9),
                   runTimeoutSec: cfg.timeoutSec,
+                  docker,
+                  signal: ctx.signal,
                 });
                 containers.set(era.image, env);
               }
-              return env;
+              return { kind: 'ready', env, runner: era.runner };
             },
           });
           const recipe = pr1.recipe ?? pr2.recipe;
@@ -92,19 +97,16 @@ export const validateStage: StageDef<ExtractedChain, ValidatedChain> = {
           return finish(chain, dropIgnored(states, recipe), fileOf, {
             runner: runner?.name ?? cfg.runner,
             install_cmd: recipe?.install.join(' && ') ?? '',
-            env_image_pr1: pr1.ok ? pr1.image : null,
-            env_image_pr2: pr2.ok ? pr2.image : null,
+            env_image_pr1: pr1.kind === 'ready' ? pr1.image : null,
+            env_image_pr2: pr2.kind === 'ready' ? pr2.image : null,
             cost: { ...cost, containerStarts: containers.size, wallMs: Date.now() - started },
           });
         } finally {
-          for (const env of containers.values()) await env.close();
+          for (const env of containers.values()) await env.close().catch(() => undefined);
         }
       },
     );
-    if (!cfg.image) {
-      const { level, keep } = cacheSettingsFromEnv();
-      await applyCachePolicy(level, { used: [...usedImages], keep });
-    }
+    if (!cfg.image) await applyCachePolicy(imageCfg.cache, { used: [...usedImages], keep: imageCfg.envKeep, docker, baseAlias: imageCfg.baseAlias });
     const counts: Record<string, number> = {
       chains: items.length,
       gradeable: items.filter((i) => i.gradeable).length,

@@ -1,6 +1,6 @@
 import type { ExtractedChain } from '../../core/model/extracted.ts';
 import { aggregateRuns, type StateRequest } from './aggregate-runs.ts';
-import type { ChainEnv } from '../../core/env/docker.ts';
+import type { ChainEnv, Runner } from '../../core/env/index.ts';
 import type { StateName, StateResult } from '../../core/model/validated.ts';
 
 /** The five states of a chain (definitions.md). */
@@ -29,28 +29,30 @@ export interface ChainCost {
 export async function runChainStates(opts: {
   chain: ExtractedChain;
   runs: number;
-  envFor: (state: StateName) => Promise<ChainEnv | { broken: string }>;
+  envFor: (state: StateName) => Promise<{ kind: 'ready'; env: ChainEnv; runner: Runner } | { kind: 'broken'; problem: string }>;
   signal: AbortSignal;
 }): Promise<{ states: Record<StateName, StateResult>; cost: Omit<ChainCost, 'containerStarts' | 'wallMs'> }> {
   const states = {} as Record<StateName, StateResult>;
   let execMs = 0;
   for (const req of stateRequests(opts.chain)) {
-    const env = await opts.envFor(req.name);
-    if ('broken' in env) {
+    const era = await opts.envFor(req.name);
+    if (era.kind === 'broken') {
       // The environment never built: the state did not run, which is never read as "fails".
       const { name, checkout, overlay, testFiles } = req;
-      states[name] = { name, checkout, overlay, testFiles, ran: false, problem: env.broken, failure: 'env_build', runs: 0, tests: {}, collectionErrors: [], durationMs: 0 };
+      states[name] = { name, checkout, overlay, testFiles, outcome: { kind: 'infra', reason: 'env_build', detail: era.problem }, runs: 0, tests: {}, collectionErrors: [], durationMs: 0 };
       continue;
     }
     const runs = [];
     for (let i = 0; i < opts.runs; i++) {
       opts.signal.throwIfAborted();
-      const run = await env.runState({ checkout: req.checkout, overlay: req.overlay, testFiles: req.testFiles, overlayFiles: req.overlayFiles });
+      const run = await era.env.runState({ checkout: req.checkout, overlay: req.overlay, testFiles: req.testFiles, overlayFiles: req.overlayFiles });
+      // An abort removes the container under the run: what it returned is no outcome at all.
+      opts.signal.throwIfAborted();
       execMs += run.durationMs;
       runs.push(run);
-      if (!run.ok || run.timedOut) break; // a broken state is not retried into a pass
+      if (run.kind !== 'report') break; // a broken state is not retried into a pass
     }
-    states[req.name] = aggregateRuns(req, runs);
+    states[req.name] = aggregateRuns(req, runs, era.runner.exitCodes);
   }
   return { states, cost: { execMs } };
 }

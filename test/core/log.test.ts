@@ -2,7 +2,9 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { createLogger, redact } from '../../core/log.ts';
+import { loadSecrets } from '../../core/config.ts';
+import { createLogger } from '../../core/log.ts';
+import { clearSecrets, redact } from '../../core/secrets.ts';
 
 // Fake values, built so no scanner mistakes this file for one holding a real token.
 const SECRETS = {
@@ -16,7 +18,7 @@ beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), 'foresight-log-'));
 });
 afterEach(async () => {
-  vi.unstubAllEnvs();
+  clearSecrets();
   vi.restoreAllMocks();
   await rm(dir, { recursive: true, force: true });
 });
@@ -24,24 +26,26 @@ afterEach(async () => {
 describe('redact', () => {
   it('replaces the value of every secret variable with its name', () => {
     const text = `gh=${SECRETS.GITHUB_TOKEN} llm=${SECRETS.FORESIGHT_LLM_API_KEY} hf=${SECRETS.HF_TOKEN} again=${SECRETS.GITHUB_TOKEN}`;
-    const out = redact(text, SECRETS);
+    loadSecrets(SECRETS);
+    const out = redact(text);
     for (const v of Object.values(SECRETS)) expect(out).not.toContain(v);
     expect(out).toBe('gh=<GITHUB_TOKEN> llm=<FORESIGHT_LLM_API_KEY> hf=<HF_TOKEN> again=<GITHUB_TOKEN>');
   });
 
-  it('reads process.env by default', () => {
-    vi.stubEnv('HF_TOKEN', SECRETS.HF_TOKEN);
-    expect(redact(`token ${SECRETS.HF_TOKEN}`)).toBe('token <HF_TOKEN>');
+  it('the credentials of a URL are secrets too, even URL-encoded', () => {
+    loadSecrets({ FORESIGHT_GIT_URL: 'https://bot:s3cr3t%2Fpass@git.example.org' });
+    expect(redact('fatal: could not read https://bot:s3cr3t%2Fpass@git.example.org/a/b.git')).not.toContain('s3cr3t');
+    expect(redact('password s3cr3t/pass')).toBe('password <FORESIGHT_GIT_URL credentials>');
   });
 
   it('leaves text alone when no secret is set', () => {
-    expect(redact(`gh=${SECRETS.GITHUB_TOKEN}`, {})).toBe(`gh=${SECRETS.GITHUB_TOKEN}`);
+    expect(redact(`gh=${SECRETS.GITHUB_TOKEN}`)).toBe(`gh=${SECRETS.GITHUB_TOKEN}`);
   });
 });
 
 describe('logger', () => {
   it('a logger writing to a file never writes a secret from the environment', async () => {
-    for (const [k, v] of Object.entries(SECRETS)) vi.stubEnv(k, v);
+    loadSecrets(SECRETS);
     const file = join(dir, 'foresight.log.jsonl');
     const log = createLogger({ quiet: true, file, level: 'debug' });
     const child = log.child({ stage: 'judge', endpoint: `https://x:${SECRETS.FORESIGHT_LLM_API_KEY}@127.0.0.1/v1` });
@@ -64,7 +68,7 @@ describe('logger', () => {
 
   it('a secret with characters JSON escapes (quote, backslash) is still redacted in the file', async () => {
     const key = 'pa"ss\\word-123';
-    vi.stubEnv('FORESIGHT_LLM_API_KEY', key);
+    loadSecrets({ FORESIGHT_LLM_API_KEY: key });
     const file = join(dir, 'log.jsonl');
     createLogger({ quiet: true, file }).info(`using key ${key}`);
     const text = await readFile(file, 'utf8');
@@ -72,7 +76,7 @@ describe('logger', () => {
   });
 
   it('the terminal line is redacted too', () => {
-    vi.stubEnv('GITHUB_TOKEN', SECRETS.GITHUB_TOKEN);
+    loadSecrets({ GITHUB_TOKEN: SECRETS.GITHUB_TOKEN });
     const written: string[] = [];
     vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
       written.push(String(chunk));

@@ -2,7 +2,7 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { makeDemoRepo } from '../../pipeline/demo/make-demo-repo.ts';
-import { loadConfig } from '../../core/config.ts';
+import { loadConfig, loadSecrets } from '../../core/config.ts';
 import { silentLogger } from '../../core/log.ts';
 import { runPipeline, type RunPipelineOptions } from '../../pipeline/pipeline.ts';
 
@@ -14,6 +14,7 @@ export async function demoWorkspace(): Promise<{ root: string; clone: string; da
   return { root, clone, dataRoot: join(root, 'data'), repo: { name: 'demo/minilib', clone } };
 }
 
+/** Run the pipeline as the CLI does: configuration and secrets from the (test's) environment at call time. */
 export function runOn(ws: { dataRoot: string; repo: { name: string; clone: string } }, extra: Partial<RunPipelineOptions> = {}) {
-  return runPipeline({ dataRoot: ws.dataRoot, repo: ws.repo, config: loadConfig({}), log: silentLogger, ...extra });
+  return runPipeline({ dataRoot: ws.dataRoot, repo: ws.repo, config: loadConfig(process.env), secrets: loadSecrets(process.env), log: silentLogger, ...extra });
 }

@@ -1,7 +1,9 @@
 import { inspect } from 'node:util';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
-import { llmConfigFromEnv } from '../../judges/providers/config.ts';
+import { llmSettings } from '../../judges/providers/config.ts';
+import { loadConfig, loadSecrets } from '../../core/config.ts';
+import { clearSecrets } from '../../core/secrets.ts';
 import { openaiProvider, type OpenAIProviderOptions } from '../../judges/providers/openai.ts';
 import type { Judge, JudgeInput } from '../../judges/types.ts';
 import { ForesightError } from '../../core/errors.ts';
@@ -243,7 +245,11 @@ describe('openaiProvider', () => {
   });
 });
 
-describe('llmConfigFromEnv', () => {
+describe('LLM judge settings (config.judge + the API key)', () => {
+  /** As the CLI does: one configuration from the environment, then the judge's settings from it. */
+  const llmConfigFromEnv = (env: Record<string, string>) => llmSettings(loadConfig(env).judge, loadSecrets(env).llmApiKey);
+  afterEach(() => clearSecrets());
+
   const full = {
     FORESIGHT_LLM_BASE_URL: 'https://llm.example.test/v1',
     FORESIGHT_LLM_API_KEY: API_KEY,
@@ -280,15 +286,6 @@ describe('llmConfigFromEnv', () => {
     expect(llmConfigFromEnv({ ...full, FORESIGHT_LLM_BASE_URL: 'http://127.0.0.1:8000/v1' })?.baseURL).toBe(
       'http://127.0.0.1:8000/v1',
     );
-  });
-
-  it('defaults to process.env', () => {
-    vi.stubEnv('FORESIGHT_LLM_BASE_URL', '');
-    vi.stubEnv('FORESIGHT_JUDGE_MODEL', '');
-    vi.stubEnv('FORESIGHT_FAIRNESS_MODELS', '');
-    expect(llmConfigFromEnv()).toBeNull();
-    for (const [k, v] of Object.entries(full)) vi.stubEnv(k, v);
-    expect(llmConfigFromEnv()?.judgeModel).toBe('judge-a');
   });
 
   it('rejects a base URL without models', () => {

@@ -5,7 +5,7 @@ import { FAIRNESS_RULE_SETS, fairnessJudge } from '../../judges/fairness/index.t
 import { makeProviders } from '../../judges/providers/registry.ts';
 import { rulesProvider } from '../../judges/providers/rules.ts';
 import type { JudgeInput } from '../../judges/types.ts';
-import { loadConfig, type Config } from '../../core/config.ts';
+import { loadConfig, loadSecrets, NO_SECRETS, type Config } from '../../core/config.ts';
 
 // PR1 adds slugify; PR2 fixes it for consecutive spaces with a new helper and test.
 const PR1_LINE = 'return "-".join(text.lower().split(" "))';
@@ -140,7 +140,7 @@ describe('rules provider', () => {
 
 describe('makeProviders', () => {
   it('offline: two fairness judges with DIFFERENT rule sets (one judge twice is not independent)', async () => {
-    const { main, fairness } = makeProviders(loadConfig({}), {});
+    const { main, fairness } = makeProviders(loadConfig({}), NO_SECRETS);
     expect(main.name).toBe('rules');
     expect(fairness.map((f) => f.name)).toEqual(['rules', 'rules']);
     expect(fairness[0].model).not.toBe(fairness[1].model);
@@ -159,7 +159,7 @@ describe('makeProviders', () => {
     };
     const config: Config = loadConfig(env);
     expect(config.judge.provider).toBe('openai');
-    const { main, fairness } = makeProviders(config, env);
+    const { main, fairness } = makeProviders(config, loadSecrets(env));
     expect({ name: main.name, model: main.model }).toEqual({ name: 'openai-compatible', model: 'judge-m' });
     expect(fairness.map((f) => [f.name, f.model])).toEqual([
       ['openai-compatible', 'fair-a'],
@@ -167,9 +167,9 @@ describe('makeProviders', () => {
     ]);
   });
 
-  it('rules config ignores LLM settings in the environment', () => {
+  it('a config without an endpoint ignores an LLM key among the secrets', () => {
     const env = { FORESIGHT_LLM_BASE_URL: 'http://127.0.0.1:9/v1', FORESIGHT_LLM_API_KEY: 'k', FORESIGHT_JUDGE_MODEL: 'm', FORESIGHT_FAIRNESS_MODELS: 'a,b' };
-    expect(makeProviders(loadConfig({}), env).main.name).toBe('rules');
+    expect(makeProviders(loadConfig({}), loadSecrets(env)).main.name).toBe('rules');
   });
 });
 

@@ -8,9 +8,14 @@ import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { cloneUrl, ensureClone } from '../../pipeline/clone.ts';
+import { loadConfig, loadSecrets } from '../../core/config.ts';
+import { clearSecrets, redact } from '../../core/secrets.ts';
 import { ForesightError } from '../../core/errors.ts';
 import { makeDemoRepo } from '../../pipeline/demo/make-demo-repo.ts';
 import { recordingLogger } from '../helpers/fake-github.ts';
+import { gitRepo } from '../helpers/git-repo.ts';
+import { silentLogger } from '../../core/log.ts';
+import { runPipeline } from '../../pipeline/pipeline.ts';
 
 const run = promisify(execFile);
 const git = async (cwd: string, ...args: string[]): Promise<string> => (await run('git', args, { cwd })).stdout.trim();
@@ -54,16 +59,15 @@ describe('ensureClone', () => {
   });
 
   it('builds the URL from FORESIGHT_GIT_URL (trailing slashes dropped), GitHub by default', () => {
-    expect(cloneUrl('demo/minilib', {})).toBe('https://github.com/demo/minilib.git');
-    expect(cloneUrl('demo/minilib', { FORESIGHT_GIT_URL: `${gitUrl}//` })).toBe(`${gitUrl}/demo/minilib.git`);
+    expect(cloneUrl('demo/minilib')).toBe('https://github.com/demo/minilib.git');
+    expect(cloneUrl('demo/minilib', loadConfig({ FORESIGHT_GIT_URL: `${gitUrl}//` }).clone.gitUrl)).toBe(`${gitUrl}/demo/minilib.git`);
   });
 
   it('clones owner/name from FORESIGHT_GIT_URL into data/<owner>__<name>/clone with full history and no checkout, then reuses it', async () => {
     const dataRoot = join(root, 'data-first');
     const log = recordingLogger();
-    // Read from process.env when no env is passed, as the CLI does.
-    vi.stubEnv('FORESIGHT_GIT_URL', gitUrl);
-    const path = await ensureClone({ repo: 'demo/minilib', dataRoot, log });
+    // As the CLI does: the URL comes from the one configuration.
+    const path = await ensureClone({ repo: 'demo/minilib', dataRoot, log, gitUrl: loadConfig({ FORESIGHT_GIT_URL: gitUrl }).clone.gitUrl });
     expect(path).toBe(join(dataRoot, 'demo__minilib', 'clone'));
     // Full history: every commit of the source, the same head, and not shallow.
     expect(await git(path, 'rev-parse', 'HEAD')).toBe(head);
@@ -78,7 +82,7 @@ describe('ensureClone', () => {
     // The second call clones nothing: it still works with the remote gone.
     await rm(join(remotes, 'demo', 'minilib.git'), { recursive: true, force: true });
     try {
-      const again = await ensureClone({ repo: 'demo/minilib', dataRoot, log });
+      const again = await ensureClone({ repo: 'demo/minilib', dataRoot, log, gitUrl });
       expect(again).toBe(path);
       expect(log.lines.filter((l) => /^cloning /.test(l.msg))).toHaveLength(1);
       expect(await git(again, 'rev-parse', 'HEAD')).toBe(head);
@@ -87,11 +91,28 @@ describe('ensureClone', () => {
     }
   });
 
-  it('takes an explicit env over process.env', async () => {
-    vi.stubEnv('FORESIGHT_GIT_URL', `file://${join(root, 'nowhere')}`);
-    const dataRoot = join(root, 'data-env');
-    const path = await ensureClone({ repo: 'demo/minilib', dataRoot, log: recordingLogger(), env: { FORESIGHT_GIT_URL: gitUrl } });
-    expect(await git(path, 'rev-parse', 'HEAD')).toBe(head);
+  it('credentials in FORESIGHT_GIT_URL are never printed: the config holds the URL without them', async () => {
+    const config = loadConfig({ FORESIGHT_GIT_URL: 'https://bot:hunter2-s3cret@git.example.org/' });
+    const secrets = loadSecrets({ FORESIGHT_GIT_URL: 'https://bot:hunter2-s3cret@git.example.org/' });
+    expect(config.clone.gitUrl).toBe('https://git.example.org');
+    expect(JSON.stringify(config)).not.toContain('hunter2');
+    expect(secrets.gitUrlCredentials).toBe('bot:hunter2-s3cret');
+    const dataRoot = join(root, 'data-secret');
+    const log = recordingLogger();
+    const err = await ensureClone({ repo: 'demo/minilib', dataRoot, log, gitUrl: `file://${join(root, 'nowhere')}`, credentials: secrets.gitUrlCredentials }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ForesightError);
+    expect(redact((err as ForesightError).oneLine())).not.toContain('hunter2');
+    expect(JSON.stringify(log.lines)).not.toContain('hunter2');
+    clearSecrets();
+  });
+
+  it('an offline run never clones: it asks for a local clone', async () => {
+    const dataRoot = join(root, 'data-offline');
+    const err = await ensureClone({ repo: 'demo/minilib', dataRoot, log: recordingLogger(), gitUrl, offline: true }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ForesightError);
+    expect((err as ForesightError).message).toContain('offline run does not clone');
+    expect((err as ForesightError).remedy).toContain('--clone');
+    expect(existsSync(dataRoot)).toBe(false);
   });
 
   it('uses an explicit path as is, cloning nothing', async () => {
@@ -99,21 +120,20 @@ describe('ensureClone', () => {
     const log = recordingLogger();
     // Relative to the working directory, resolved.
     const rel = relative(process.cwd(), demo);
-    expect(await ensureClone({ repo: 'demo/minilib', dataRoot, explicit: rel, log, env: { FORESIGHT_GIT_URL: gitUrl } })).toBe(demo);
-    expect(await ensureClone({ repo: 'demo/minilib', dataRoot, explicit: demo, log, env: { FORESIGHT_GIT_URL: gitUrl } })).toBe(demo);
+    expect(await ensureClone({ repo: 'demo/minilib', dataRoot, explicit: rel, log, gitUrl })).toBe(demo);
+    expect(await ensureClone({ repo: 'demo/minilib', dataRoot, explicit: demo, log, gitUrl })).toBe(demo);
     expect(existsSync(dataRoot)).toBe(false);
     expect(log.lines).toEqual([]);
   });
 
-  it('rejects a missing explicit path with a ForesightError naming CLONE', async () => {
+  it('rejects a missing explicit path with a ForesightError naming --clone', async () => {
     const dataRoot = join(root, 'data-missing');
     const missing = join(root, 'no-such-clone');
-    const err = await ensureClone({ repo: 'demo/minilib', dataRoot, explicit: missing, log: recordingLogger(), env: { FORESIGHT_GIT_URL: gitUrl } }).catch((e: unknown) => e);
+    const err = await ensureClone({ repo: 'demo/minilib', dataRoot, explicit: missing, log: recordingLogger(), gitUrl }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ForesightError);
     const fe = err as ForesightError;
     expect(fe.message).toContain(missing);
-    expect(fe.remedy).toContain('CLONE=');
-    expect(fe.oneLine()).toContain('CLONE');
+    expect(fe.remedy).toContain('--clone');
     // It never falls back to cloning.
     expect(existsSync(dataRoot)).toBe(false);
   });
@@ -124,7 +144,7 @@ describe('ensureClone', () => {
   ])('reports %s as a ForesightError carrying git\'s reason, and leaves no clone behind', async (_what, base, reason) => {
     const dataRoot = join(root, `data-unreachable-${Math.random().toString(36).slice(2)}`);
     const url = await base();
-    const err = await ensureClone({ repo: 'demo/minilib', dataRoot, log: recordingLogger(), env: { FORESIGHT_GIT_URL: url } }).catch(
+    const err = await ensureClone({ repo: 'demo/minilib', dataRoot, log: recordingLogger(), gitUrl: url }).catch(
       (e: unknown) => e,
     );
     expect(err).toBeInstanceOf(ForesightError);
@@ -135,9 +155,33 @@ describe('ensureClone', () => {
     // git's reason, one line: no "fatal:" prefix, no stack trace.
     expect(fe.message).not.toContain('\n');
     expect(fe.message).not.toMatch(/fatal:|\bat .*\.(?:js|ts):\d+/);
-    expect(fe.oneLine()).toContain('CLONE=');
+    expect(fe.oneLine()).toContain('--clone');
     const dir = join(dataRoot, 'demo__minilib');
     expect(existsSync(join(dir, 'clone'))).toBe(false);
     expect(existsSync(join(dir, 'clone.incomplete'))).toBe(false);
+  });
+});
+
+describe('runPipeline on a shallow clone', () => {
+  it('refuses it before any stage runs, naming the cut and `fetch --unshallow`', async () => {
+    const repo = await gitRepo();
+    const root = await mkdtemp(join(tmpdir(), 'foresight-shallow-'));
+    try {
+      await repo.commit({ files: { 'pkg/a.py': 'x = 1\n' }, message: 'Add a (#1)', date: '2024-01-01T00:00:00Z' });
+      await repo.commit({ files: { 'pkg/a.py': 'x = 2\n' }, message: 'Fix a (#2)', date: '2024-01-02T00:00:00Z' });
+      await repo.commit({ files: { 'pkg/a.py': 'x = 3\n', 'tests/test_a.py': 'def test_a():\n    pass\n' }, message: 'Fix a again (#3)', date: '2024-01-03T00:00:00Z' });
+      const clone = join(root, 'clone');
+      await git(root, 'clone', '--quiet', '--depth', '2', `file://${repo.dir}`, clone);
+      const dataRoot = join(root, 'data');
+      const err = await runPipeline({ dataRoot, repo: { name: 'test/shallow', clone }, config: loadConfig({}, { offline: true }), log: silentLogger }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(ForesightError);
+      expect((err as ForesightError).oneLine()).toBe(
+        `${clone} is a shallow clone (history cut at 2 commits): mining would miss most changes — git -C ${clone} fetch --unshallow`,
+      );
+      expect(existsSync(dataRoot)).toBe(false);
+    } finally {
+      await repo.remove();
+      await rm(root, { recursive: true, force: true });
+    }
   });
 });

@@ -1,5 +1,6 @@
-import { execFile } from 'node:child_process';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { execFile, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -7,6 +8,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeDemoRepo } from '../../pipeline/demo/make-demo-repo.ts';
 
 const execFileAsync = promisify(execFile);
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 async function git(dir: string, ...args: string[]): Promise<string> {
   const { stdout } = await execFileAsync('git', ['-C', dir, ...args], { env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1' } });
@@ -99,6 +109,41 @@ describe('makeDemoRepo', () => {
     expect(await git(dirA, 'for-each-ref', '--format=%(refname)')).toBe('refs/heads/main');
     expect(await git(dirA, 'symbolic-ref', 'HEAD')).toBe('refs/heads/main');
     expect(await git(dirA, 'status', '--porcelain')).toBe('');
+  });
+
+  it('a generation killed midway leaves no target folder, and the next call makes the full repository', async () => {
+    const parent = join(root, 'killed');
+    await mkdir(parent);
+    const dir = join(parent, 'clone');
+    // The CLI (tsx) runs the script in a child process: its own process group is killed as a whole.
+    const child = spawn('node_modules/.bin/tsx', ['pipeline/demo/make-demo-repo.ts', dir], { detached: true, stdio: 'ignore' });
+    const exited = new Promise<void>((res) => child.on('exit', () => res()));
+    let partial = '';
+    try {
+      // Wait for the first commits in the partial folder (HEAD's reflog has a line per commit).
+      for (const started = Date.now(); Date.now() - started < 30_000; await new Promise((r) => setTimeout(r, 5))) {
+        partial = (await readdir(parent)).find((n) => n.startsWith('clone.partial-')) ?? '';
+        const reflog = partial ? await readFile(join(parent, partial, '.git', 'logs', 'HEAD'), 'utf8').catch(() => '') : '';
+        if (reflog.split('\n').filter(Boolean).length >= 2) break;
+      }
+    } finally {
+      if (child.exitCode === null && child.signalCode === null) process.kill(-child.pid!, 'SIGKILL');
+    }
+    await exited;
+    expect(partial).not.toBe('');
+    // The generator (tsx's child, named in the folder) is gone once the system has reaped it.
+    const pid = Number(/^clone\.partial-(\d+)-/.exec(partial)?.[1]);
+    for (const started = Date.now(); alive(pid) && Date.now() - started < 10_000; ) await new Promise((r) => setTimeout(r, 20));
+    expect(alive(pid)).toBe(false);
+    expect(existsSync(dir)).toBe(false);
+    expect(existsSync(join(parent, partial))).toBe(true); // killed midway: its leftover is there
+
+    const { head } = await makeDemoRepo(dir);
+    expect(head).toBe(EXPECTED_HEAD);
+    expect(await git(dir, 'rev-parse', 'main')).toBe(EXPECTED_HEAD);
+    expect(await git(dir, 'status', '--porcelain')).toBe('');
+    // The dead run's partial folder is gone, and nothing else is left next to the clone.
+    expect(await readdir(parent)).toEqual(['clone']);
   });
 
   it('refuses a non-empty directory', async () => {

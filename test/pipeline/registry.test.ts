@@ -1,5 +1,6 @@
-import { existsSync, readdirSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { JUDGES } from '../../judges/registry.ts';
@@ -41,10 +42,9 @@ describe('stage registry', () => {
     for (const def of rest) expect(def.input, def.name).toBeInstanceOf(z.ZodType);
   });
 
-  it('a typo in a stage code path is caught (a missing path is hashed as a name, so edits would never rerun it)', () => {
+  it("a stage whose entry is not its own index.ts is caught (its code fingerprint would follow another module's closure)", () => {
     for (const def of STAGE_DEFS.values()) {
-      expect(def.code, def.name).toContain(`stages/${def.name}`);
-      for (const p of def.code) expect(existsSync(join(PROJECT_ROOT, p)), `${def.name}: ${p}`).toBe(true);
+      expect(fileURLToPath(def.entry), def.name).toBe(join(PROJECT_ROOT, 'stages', def.name, 'index.ts'));
     }
   });
 });

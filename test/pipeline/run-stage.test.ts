@@ -1,7 +1,8 @@
 import { existsSync } from 'node:fs';
-import { appendFile, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { readJsonl, stageDir, toJsonl, writeAtomic } from '../../core/artifacts.ts';
@@ -11,7 +12,6 @@ import { fingerprint } from '../../core/fingerprint.ts';
 import { silentLogger } from '../../core/log.ts';
 import { runStage, stageOutputPath, type RunStageOptions, type StageResult } from '../../pipeline/run-stage.ts';
 import type { StageDef } from '../../core/stage.ts';
-import { PROJECT_ROOT } from '../../core/version.ts';
 
 const REPO = 'acme/widgets';
 
@@ -30,15 +30,13 @@ interface World {
   failAt: string | null;
   /** Item ids szz's work function was called with, in order. */
   calls: string[];
-  /** szz's code paths (relative to the project root). */
-  szzCode: string[];
   concurrency: number;
 }
 
 function discoverDef(w: World): StageDef<never, Item> {
   return {
     name: 'discover',
-    code: [],
+    entry: pathToFileURL(join(codeRoot(), 'discover.ts')).href,
     config: (cfg) => cfg.discover,
     input: null,
     output: ItemSchema,
@@ -50,7 +48,7 @@ function discoverDef(w: World): StageDef<never, Item> {
 function szzDef(w: World): StageDef<Item, Out> {
   return {
     name: 'szz',
-    code: w.szzCode,
+    entry: pathToFileURL(join(codeRoot(), 'szz.ts')).href,
     config: (cfg) => cfg.szz,
     input: ItemSchema,
     output: OutSchema,
@@ -71,17 +69,23 @@ let root: string;
 let config: Config;
 let w: World;
 
+/** The fake stages' own modules (their code fingerprints), in a throw-away project of their own. */
+const codeRoot = () => join(root, 'code');
+
 beforeEach(async () => {
   root = await mkdtemp(join(tmpdir(), 'foresight-run-stage-'));
   config = loadConfig({});
-  w = { repoState: 'head-1', list: items(5), failAt: null, calls: [], szzCode: [], concurrency: 1 };
+  w = { repoState: 'head-1', list: items(5), failAt: null, calls: [], concurrency: 1 };
+  await mkdir(codeRoot());
+  await writeFile(join(codeRoot(), 'discover.ts'), 'export const v = 1;\n');
+  await writeFile(join(codeRoot(), 'szz.ts'), 'export const v = 1;\n');
 });
 afterEach(async () => {
   await rm(root, { recursive: true, force: true });
 });
 
 function opts(extra: Partial<RunStageOptions> = {}): RunStageOptions {
-  return { dataRoot: root, repo: { name: REPO, clone: root }, config, log: silentLogger, ...extra };
+  return { dataRoot: root, repo: { name: REPO, clone: root }, config, log: silentLogger, codeRoot: codeRoot(), ...extra };
 }
 
 const runDiscover = (extra: Partial<RunStageOptions> = {}) => runStage(discoverDef(w), opts(extra));
@@ -138,21 +142,16 @@ describe('runStage caching', () => {
     expect(w.calls).toHaveLength(5);
   });
 
-  it('a changed file under the stage code paths reruns it', async () => {
-    const codeDir = await mkdtemp(join(tmpdir(), 'foresight-run-stage-code-'));
-    try {
-      await writeFile(join(codeDir, 'impl.ts'), 'export const v = 1;\n');
-      w.szzCode = [relative(PROJECT_ROOT, codeDir)];
-      await runDiscover();
-      await runSzz();
-      expect((await runSzz()).outcome).toBe('up-to-date');
-      w.calls = [];
+  it("a changed stage module reruns the stage and recomputes its items (items are keyed by the stage's code)", async () => {
+    await runDiscover();
+    await runSzz();
+    expect((await runSzz()).outcome).toBe('up-to-date');
+    w.calls = [];
 
-      await writeFile(join(codeDir, 'impl.ts'), 'export const v = 2;\n');
-      expect(ran(await runSzz())).toEqual({ reused: 0, computed: 5 });
-    } finally {
-      await rm(codeDir, { recursive: true, force: true });
-    }
+    await writeFile(join(codeRoot(), 'szz.ts'), 'export const v = 2;\n');
+    expect(await runDiscover()).toMatchObject({ outcome: 'up-to-date' });
+    expect(ran(await runSzz())).toEqual({ reused: 0, computed: 5 });
+    expect(w.calls).toHaveLength(5);
   });
 
   it('force reruns an up-to-date stage and recomputes its items', async () => {
@@ -250,6 +249,24 @@ describe('runStage interrupted runs', () => {
     expect(w.calls).toEqual(['i4']);
   });
 
+  it('a checkpoint line of the wrong shape is redone, not a crash until --force', async () => {
+    await runDiscover();
+    w.failAt = 'i2';
+    await caught(runSzz()); // i0, i1 checkpointed
+    const cp = join(szzDir(), 'checkpoint.jsonl');
+    const lines = (await readFile(cp, 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as { key: string; value: Out });
+    expect(lines.map((l) => l.value.id)).toEqual(['i0', 'i1']);
+    // i0's result in an older shape (as after a schema change, or a hand edit).
+    lines[0]!.value = { id: 'i0', doubled: 'zero' } as unknown as Out;
+    await writeFile(cp, lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
+
+    w.failAt = null;
+    w.calls = [];
+    expect(ran(await runSzz())).toEqual({ reused: 1, computed: 4 });
+    expect(w.calls).toEqual(['i0', 'i2', 'i3', 'i4']);
+    expect(await readJsonl(stageOutputPath(root, REPO, 'szz'), OutSchema)).toEqual(w.list.map((i) => ({ id: i.id, doubled: i.v * 2 })));
+  });
+
   it('a successful run compacts the checkpoint to the current items', async () => {
     await runDiscover();
     await runSzz();
@@ -305,7 +322,57 @@ describe('artifacts', () => {
     await appendFile(stageOutputPath(root, REPO, 'discover'), 'not json\n');
     const err = await caught(runSzz());
     expect(err).toBeInstanceOf(ForesightError);
-    expect((err as ForesightError).message).toContain(`${stageOutputPath(root, REPO, 'discover')}:6`);
+    expect((err as ForesightError).message).toContain(`${stageOutputPath(root, REPO, 'discover')} changed or was truncated after discover finished`);
+    expect(w.calls).toEqual([]);
+  });
+
+  it('an upstream items.jsonl truncated at a line boundary is caught, not read as fewer chains', async () => {
+    await runDiscover();
+    const path = stageOutputPath(root, REPO, 'discover');
+    const lines = (await readFile(path, 'utf8')).split('\n');
+    await writeFile(path, lines.slice(0, 3).join('\n') + '\n'); // three whole records: still valid JSONL
+    expect(await readJsonl(path, ItemSchema)).toHaveLength(3);
+
+    const err = await caught(runSzz());
+    expect(err).toBeInstanceOf(ForesightError);
+    expect((err as ForesightError).message).toContain(`${path} changed or was truncated after discover finished`);
+    expect((err as ForesightError).remedy).toBe(`rerun it: foresight run --repo ${REPO} --from discover`);
+    expect(w.calls).toEqual([]);
+    expect(manifestExists('szz')).toBe(false);
+  });
+
+  it('a deleted upstream items.jsonl (manifest left behind) is caught and named', async () => {
+    await runDiscover();
+    await rm(stageOutputPath(root, REPO, 'discover'));
+    const err = await caught(runSzz());
+    expect(err).toBeInstanceOf(ForesightError);
+    expect((err as ForesightError).message).toContain(`${stageOutputPath(root, REPO, 'discover')} was deleted after discover finished`);
+  });
+
+  it('a truncated items.jsonl is rebuilt by a plain rerun, so the pipeline heals itself in order', async () => {
+    await runDiscover();
+    await runSzz();
+    const path = stageOutputPath(root, REPO, 'discover');
+    const whole = await readFile(path, 'utf8');
+    await writeFile(path, whole.split('\n').slice(0, 2).join('\n') + '\n');
+    w.calls = [];
+
+    expect((await runDiscover()).outcome).toBe('ran'); // its manifest matched, its file did not
+    expect(await readFile(path, 'utf8')).toBe(whole);
+    expect(await runSzz()).toMatchObject({ outcome: 'up-to-date', items: 5 });
+    expect(w.calls).toEqual([]);
+  });
+
+  it("a stage's own truncated output is rebuilt from its checkpoint, computing nothing", async () => {
+    await runDiscover();
+    await runSzz();
+    const path = stageOutputPath(root, REPO, 'szz');
+    const whole = await readFile(path, 'utf8');
+    await writeFile(path, whole.split('\n').slice(0, 1).join('\n') + '\n');
+    w.calls = [];
+
+    expect(ran(await runSzz())).toEqual({ reused: 5, computed: 0 });
+    expect(await readFile(path, 'utf8')).toBe(whole);
   });
 
   it('a missing upstream artifact gives a ForesightError whose remedy names the command', async () => {

@@ -41,12 +41,12 @@ const TEST_REQUIREMENTS = [
 
 /** Every path in the commit's tree. */
 export async function listTree(clone: string, commit: string): Promise<string[]> {
-  const out = await git(clone, ['ls-tree', '-r', '-z', '--name-only', '--full-tree', commit]);
+  const out = await git(clone, ['ls-tree', '-r', '-z', '--name-only', '--full-tree', '--end-of-options', commit]);
   return out.split('\0').filter(Boolean);
 }
 
 async function show(clone: string, commit: string, path: string): Promise<string> {
-  return git(clone, ['show', `${commit}:${path}`]);
+  return git(clone, ['show', '--end-of-options', `${commit}:${path}`]);
 }
 
 /** The sections and keys of a TOML document, enough to find tables and their keys (no values). */

@@ -9,10 +9,10 @@ import { fileURLToPath } from 'node:url';
 import type { z } from 'zod';
 import { ForesightError } from '../../errors.ts';
 import { detectRecipe } from './detect.ts';
-import { RecipeSchema, type Recipe } from './schema.ts';
+import { RecipeSchema, runnerNames, type Recipe } from './schema.ts';
 
 /** Where the shipped recipe files live. */
-export const RECIPES_DIR = path.dirname(fileURLToPath(import.meta.url));
+export const RECIPES_DIR = fileURLToPath(new URL('./', import.meta.url));
 
 export interface LoadedRecipe {
   recipe: Recipe;
@@ -63,7 +63,7 @@ export function parseRecipe(text: string, file: string): Recipe {
   });
   const fields = [...new Set(res.error.issues.map(fieldPath))];
   throw new ForesightError(`recipe ${file} is invalid: ${problems.join('; ')}`, {
-    remedy: `fix ${fields.join(', ')} in ${file} (fields: runner 'pytest'|'django', python, systemPackages, install, dependencyFiles, env, ignoreTests, testFiles; see core/env/recipes/schema.ts)`,
+    remedy: `fix ${fields.join(', ')} in ${file} (fields: runner ${runnerNames().map((n) => `'${n}'`).join('|')}, python, systemPackages, install, dependencyFiles, env, ignoreTests, testFiles; see core/env/recipes/schema.ts)`,
   });
 }
 

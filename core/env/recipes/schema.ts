@@ -8,10 +8,19 @@
  * commit; `env`, `ignoreTests`, `testFiles` and `comment` only matter at test time.
  */
 import { z } from 'zod';
-import { matchesAny, matchesGlob } from './glob.ts';
+import { ForesightError } from '../../errors.ts';
+import { matchesAny, matchesGlob } from '../../glob.ts';
+import { runners } from '../runners/registry.ts';
 
-export const RUNNER_NAMES = ['pytest', 'django'] as const;
-export type RecipeRunner = (typeof RUNNER_NAMES)[number];
+/**
+ * The runner names a recipe may use: the registry's keys, so a runner registered there is usable in a
+ * recipe with no second list to update. (The registry imports nothing of recipes/: no import cycle.)
+ */
+export function runnerNames(): [string, ...string[]] {
+  const names = [...runners.keys()];
+  if (names.length === 0) throw new ForesightError('no test runner is registered', { remedy: 'register at least one runner in core/env/runners/registry.ts' });
+  return names as [string, ...string[]];
+}
 
 /** Files whose content decides what `install` installs, when a recipe names none. */
 export const DEFAULT_DEPENDENCY_FILES = [
@@ -39,7 +48,7 @@ export const RecipeSchema = z
     /** Free text for humans (ignored). */
     comment: z.string().optional(),
     /** Test runner plug-in: pytest node ids, or Django's tests/runtests.py. */
-    runner: z.enum(RUNNER_NAMES),
+    runner: z.enum(runnerNames()),
     /** Informational: the Python the suite is meant for (the image has Debian bookworm's 3.11). */
     python: z.string().regex(/^3\.\d+$/, 'must look like "3.11"').default('3.11'),
     /** Debian packages installed into the env image before the venv (e.g. libxml2-dev). */

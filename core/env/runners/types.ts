@@ -39,6 +39,11 @@ export interface Runner {
   /** The test command the helper script runs, without the per-run arguments (informational). */
   testCmd: string;
   /**
+   * What the runner's exit codes mean: `ok` (every test passed, or tests failed), `noTestsCollected` (the
+   * runner says it found no test). Any other code without a failing test is an infrastructure error.
+   */
+  exitCodes: { ok: readonly number[]; noTestsCollected: readonly number[] };
+  /**
    * The requested test file a test id belongs to (to match ids against `collectionErrors`), or null.
    * Optional: without it an id is pytest's `<file>::...`.
    */

@@ -5,8 +5,9 @@ import { assertGitRepo, git } from '../../git.ts';
 import type { Logger } from '../../log.ts';
 import type { Advisory } from '../../model/candidate.ts';
 import { commitToChange, prefixLookup } from '../../history/changes.ts';
-import { HttpCache, type RetryOptions } from '../http-cache.ts';
-import type { Source, SourceInput, SourceResult } from '../types.ts';
+import { HttpCache } from '../../http/fetch-cache.ts';
+import type { RetryOptions } from '../../http/retry.ts';
+import type { Source, SourceInput, SourceResult, SourceSettings } from '../types.ts';
 import { reviewedFolder, scanAdvisoryDb, type ScanStats } from './local-db.ts';
 import { queryOsvPackage } from './osv-api.ts';
 import { firstPublished, fixPointers, mergeAdvisories, parsePackage, toAdvisory, type OsvRecord, type PackageRef } from './osv.ts';
@@ -16,8 +17,8 @@ export { queryOsvPackage } from './osv-api.ts';
 export { firstPublished, fixPointers, mergeAdvisories, OsvRecordSchema, parsePackage, type OsvRecord, type PackageRef } from './osv.ts';
 
 export interface AdvisorySourceOptions {
-  /** Where to read the FORESIGHT_ADVISORY_* / FORESIGHT_OSV_URL settings; defaults to process.env at call time. */
-  env?: NodeJS.ProcessEnv;
+  /** FORESIGHT_ADVISORY_* / FORESIGHT_OSV_URL (default: the run's settings, SourceInput.settings). */
+  settings?: SourceSettings;
   /** Advisory files read at once from a local database. Default 32. */
   concurrency?: number;
   /** Retry/timeout settings and an injectable fetch (tests). */
@@ -31,7 +32,7 @@ interface Settings {
 }
 
 /** Which advisory records can be read here, or why none can. */
-export function advisorySettings(env: NodeJS.ProcessEnv): { ok: true; settings: Settings; notes: string[] } | { ok: false; reason: string } {
+export function advisorySettings(env: SourceSettings): { ok: true; settings: Settings; notes: string[] } | { ok: false; reason: string } {
   const dbRaw = env.FORESIGHT_ADVISORY_DB?.trim() || null;
   const osvRaw = env.FORESIGHT_OSV_URL?.trim() || null;
   const pkgRaw = env.FORESIGHT_ADVISORY_PACKAGE?.trim() || null;
@@ -98,7 +99,7 @@ async function resolveOffHistory(
     shas.map(async (sha) => {
       let msg: string;
       try {
-        msg = await git(clone, ['show', '-s', '--format=%B', sha]);
+        msg = await git(clone, ['show', '-s', '--format=%B', '--end-of-options', sha]); // the sha comes from an advisory record
       } catch {
         return; // not in this clone (another fork, or a branch not fetched)
       }
@@ -126,7 +127,6 @@ async function resolveOffHistory(
  * introduced the vulnerability is left to SZZ (GIT `introduced` events are only logged, as evidence).
  */
 export function createAdvisorySource(opts: AdvisorySourceOptions = {}): Source {
-  const env = () => opts.env ?? process.env;
   return {
     name: 'advisory',
 
@@ -137,7 +137,7 @@ export function createAdvisorySource(opts: AdvisorySourceOptions = {}): Source {
 
     async discover(input: SourceInput): Promise<SourceResult> {
       const { changes, log, repo } = input;
-      const s = advisorySettings(env());
+      const s = advisorySettings(opts.settings ?? input.settings);
       if (!s.ok) throw new ForesightError(`the advisory source cannot run: ${s.reason}`, { remedy: 'set FORESIGHT_ADVISORY_DB or FORESIGHT_OSV_URL with FORESIGHT_ADVISORY_PACKAGE, or leave the advisory source out' });
       for (const n of s.notes) log.info(n);
       const { db, osv, pkg } = s.settings;

@@ -1,6 +1,7 @@
 import { ForesightError } from '../../errors.ts';
 import type { Logger } from '../../log.ts';
-import { fetchWithRetry, type HttpCache, type RetryOptions } from '../http-cache.ts';
+import type { HttpCache } from '../../http/fetch-cache.ts';
+import { fetchWithRetry, type RetryOptions } from '../../http/retry.ts';
 import { OsvRecordSchema, type OsvRecord, type PackageRef } from './osv.ts';
 
 export interface OsvApiOptions {

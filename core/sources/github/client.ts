@@ -7,7 +7,8 @@ import { Octokit } from '@octokit/rest';
 import Bottleneck from 'bottleneck';
 import { ForesightError } from '../../errors.ts';
 import type { Logger } from '../../log.ts';
-import { installHttpCache, JsonStore, statusOf, type CacheStats } from './http-cache.ts';
+import { cacheKey, conditionalHeaders, HttpCacheStore, responseEntry, type CacheEntry } from '../../http/cache-store.ts';
+import { JsonDocuments } from '../../http/documents.ts';
 
 export const DEFAULT_API_URL = 'https://api.github.com';
 
@@ -21,7 +22,7 @@ export interface GithubApi {
   token: string | undefined;
 }
 
-export function githubApi(env: NodeJS.ProcessEnv): GithubApi {
+export function githubApi(env: Readonly<Record<string, string | undefined>>): GithubApi {
   return { baseUrl: (env.FORESIGHT_GITHUB_API_URL || DEFAULT_API_URL).replace(/\/+$/, ''), token: env.GITHUB_TOKEN || undefined };
 }
 
@@ -53,7 +54,7 @@ export interface ClientOptions extends GithubApi {
 export interface GithubClient {
   octokit: GithubOctokit;
   /** Cached GraphQL pages (POSTs are not HTTP-cacheable). */
-  pages: JsonStore;
+  pages: JsonDocuments;
   stats: CacheStats;
   baseUrl: string;
   token: string | undefined;
@@ -101,8 +102,64 @@ export function createGithubClient(o: ClientOptions): GithubClient {
     retry: { retries: maxRetries, retryAfterBaseValue: secondMs, doNotRetry: [400, 401, 403, 404, 410, 422, 429, 451] },
   });
   const stats: CacheStats = { fetched: 0, notModified: 0 };
-  installHttpCache(octokit, new JsonStore(join(o.cacheDir, 'http')), stats);
-  return { octokit, pages: new JsonStore(join(o.cacheDir, 'graphql')), stats, baseUrl: o.baseUrl, token: o.token };
+  installHttpCache(octokit, new HttpCacheStore(join(o.cacheDir, 'http')), stats);
+  const pages = new JsonDocuments(new HttpCacheStore(join(o.cacheDir, 'graphql')), `${o.baseUrl}/graphql`);
+  return { octokit, pages, stats, baseUrl: o.baseUrl, token: o.token };
+}
+
+export interface CacheStats {
+  /** GETs answered with a full body (200). */
+  fetched: number;
+  /** GETs answered 304 Not Modified and served from the cache (free on GitHub's rate limit). */
+  notModified: number;
+}
+
+/** The HTTP status of an octokit error, if any. */
+export function statusOf(err: unknown): number | undefined {
+  const s = (err as { status?: unknown } | null)?.status;
+  return typeof s === 'number' ? s : undefined;
+}
+
+/** The cached answer and its body parsed back from JSON text; a body that is not JSON is a miss. */
+function usable(entry: CacheEntry | null): { entry: CacheEntry; data: unknown } | null {
+  if (!entry) return null;
+  try {
+    return { entry, data: JSON.parse(entry.body) as unknown };
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Conditional GETs through the shared HTTP cache store (core/http/cache-store.ts), as the outermost
+ * `request` hook (so it sits around the throttling and retry plugins and before authentication is
+ * added, which keeps the token out of keys and entries): a cached answer's validators go out as
+ * If-None-Match / If-Modified-Since; a 304 (which @octokit/request throws) refreshes the entry and is
+ * answered from it; a 200 carrying a validator replaces the entry, its data kept as JSON text.
+ */
+export function installHttpCache(octokit: Octokit, store: HttpCacheStore, stats: CacheStats): void {
+  octokit.hook.wrap('request', async (request, options) => {
+    if (options.method !== 'GET') return request(options);
+    const key = cacheKey('GET', octokit.request.endpoint.parse(options).url, String(options.headers.accept ?? ''));
+    const cached = usable(await store.read(key));
+    // The hooks inside this one are bound to this very options object (before-after-hook ignores what is
+    // passed to `request`), so the validators go onto it rather than onto a copy.
+    options.headers = { ...options.headers, ...conditionalHeaders(cached?.entry ?? null) };
+    try {
+      const res = await request(options);
+      stats.fetched++;
+      const entry = responseEntry(res.url, res.status, res.headers, JSON.stringify(res.data));
+      if (res.status === 200 && (entry.etag || entry.lastModified)) await store.write(key, entry);
+      return res;
+    } catch (err) {
+      if (cached && statusOf(err) === 304) {
+        stats.notModified++;
+        const refreshed = await store.refresh(key, cached.entry, (err as { response?: { headers?: Record<string, string | number | undefined> } }).response?.headers ?? {});
+        return { url: refreshed.url, status: refreshed.status, headers: { ...refreshed.headers }, data: cached.data };
+      }
+      throw err;
+    }
+  });
 }
 
 /** Replace the token wherever it might appear. */

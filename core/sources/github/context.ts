@@ -1,8 +1,7 @@
 import type { Logger } from '../../log.ts';
 import type { Comment, LinkedIssue } from '../../model/candidate.ts';
 import type { ChangeContext } from '../types.ts';
-import type { GithubClient } from './client.ts';
-import { statusOf } from './http-cache.ts';
+import { statusOf, type GithubClient } from './client.ts';
 import type { GithubPr } from './list-prs.ts';
 
 /** The reaction counts of GitHub's REST `reactions` rollup. */

@@ -1,5 +1,5 @@
 import type { PullRequest } from '../../model/change.ts';
-import type { ChangeContext, Source, SourceInput } from '../types.ts';
+import type { ChangeContext, Source, SourceInput, SourceSettings } from '../types.ts';
 import { createGithubClient, githubApi, githubError, isLoopback, type ClientOptions, type GithubClient } from './client.ts';
 import { fetchContext } from './context.ts';
 import { linkPrs } from './link.ts';
@@ -9,8 +9,8 @@ export const NO_TOKEN_REASON = 'GITHUB_TOKEN is not set: using git history only 
 const REPO_NAME = /^[\w.-]+\/[\w.-]+$/;
 
 export interface GithubSourceOptions {
-  /** Environment to read GITHUB_TOKEN / FORESIGHT_GITHUB_API_URL from at run time (default: process.env). */
-  env?: NodeJS.ProcessEnv;
+  /** GITHUB_TOKEN / FORESIGHT_GITHUB_API_URL (default: the run's settings, SourceInput.settings). */
+  settings?: SourceSettings;
   /** PRs per GraphQL page (100). */
   pageSize?: number;
   /** Items per REST page (100). */
@@ -29,7 +29,7 @@ export function createGithubSource(opts: GithubSourceOptions = {}): Source {
   const listed = new Map<string, Promise<ListedPrs>>();
 
   const open = (input: SourceInput): { client: GithubClient; key: string } => {
-    const api = githubApi(opts.env ?? process.env);
+    const api = githubApi(opts.settings ?? input.settings);
     const client = createGithubClient({ ...api, ...opts.client, cacheDir: input.cacheDir, log: input.log, signal: input.signal });
     return { client, key: `${api.baseUrl}\0${input.repo}\0${input.cacheDir}` };
   };
@@ -39,8 +39,9 @@ export function createGithubSource(opts: GithubSourceOptions = {}): Source {
   return {
     name: 'github',
 
-    available(env, { repo }) {
-      if (!env.GITHUB_TOKEN && !isLoopback(env.FORESIGHT_GITHUB_API_URL)) return { ok: false, reason: NO_TOKEN_REASON };
+    available(settings, { repo }) {
+      const s = opts.settings ?? settings;
+      if (!s.GITHUB_TOKEN && !isLoopback(s.FORESIGHT_GITHUB_API_URL)) return { ok: false, reason: NO_TOKEN_REASON };
       if (!REPO_NAME.test(repo)) return { ok: false, reason: `${repo} is not a GitHub owner/name: using git history only` };
       return { ok: true };
     },
@@ -86,5 +87,5 @@ export function createGithubSource(opts: GithubSourceOptions = {}): Source {
   };
 }
 
-/** The source the registry lists: reads GITHUB_TOKEN and FORESIGHT_GITHUB_API_URL from process.env. */
+/** The source the registry lists: reads GITHUB_TOKEN and FORESIGHT_GITHUB_API_URL from the run's settings. */
 export const githubSource: Source = createGithubSource();

@@ -1,6 +1,6 @@
 import { ForesightError } from '../../errors.ts';
 import type { Logger } from '../../log.ts';
-import type { HttpCache } from '../http-cache.ts';
+import type { HttpCache } from '../../http/fetch-cache.ts';
 import { parseTicketCsv, TICKET_COLUMNS, type TracTicket } from './csv.ts';
 import { parseTicketRss, type TicketFeed } from './rss.ts';
 

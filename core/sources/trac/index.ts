@@ -5,8 +5,10 @@ import { ForesightError } from '../../errors.ts';
 import type { Comment, Reference } from '../../model/candidate.ts';
 import { tracTickets } from '../git/find-references.ts';
 import { commitToChange, prefixLookup } from '../../history/changes.ts';
-import { HttpCache, writeFileAtomic, type RetryOptions } from '../http-cache.ts';
-import type { ChangeContext, Source, SourceInput, SourceResult } from '../types.ts';
+import { writeAtomic } from '../../artifacts.ts';
+import { HttpCache } from '../../http/fetch-cache.ts';
+import type { RetryOptions } from '../../http/retry.ts';
+import type { ChangeContext, Source, SourceInput, SourceResult, SourceSettings } from '../types.ts';
 import { TracClient } from './client.ts';
 import { isBugType, type TracTicket } from './csv.ts';
 import { reopenLinks, type Namer } from './reopen.ts';
@@ -18,8 +20,8 @@ export { fixedReopenings, reopenLinks, type ReopenLink } from './reopen.ts';
 export { parseTicketRss, type TicketEvent, type TicketFeed } from './rss.ts';
 
 export interface TracSourceOptions {
-  /** Where to read FORESIGHT_TRAC_URL; defaults to process.env at call time. */
-  env?: NodeJS.ProcessEnv;
+  /** FORESIGHT_TRAC_URL and FORESIGHT_TRAC_MAX_AGE_SEC (default: the run's settings, SourceInput.settings). */
+  settings?: SourceSettings;
   /** Ticket ids per CSV query (id-range buckets). Default 100. */
   batchSize?: number;
   /** Requests in flight at once. Default 4. */
@@ -37,7 +39,7 @@ export interface TracSourceOptions {
 const INDEX_FILE = 'tickets.json';
 
 /** A base URL for the Trac site, or a reason why there is none. */
-export function tracBaseUrl(env: NodeJS.ProcessEnv): { ok: true; url: string } | { ok: false; reason: string } {
+export function tracBaseUrl(env: SourceSettings): { ok: true; url: string } | { ok: false; reason: string } {
   const raw = env.FORESIGHT_TRAC_URL?.trim();
   if (!raw) return { ok: false, reason: 'FORESIGHT_TRAC_URL is not set (the Trac site, e.g. https://code.djangoproject.com)' };
   try {
@@ -75,12 +77,12 @@ function svnRevisions(changes: readonly PullRequest[]): Map<string, string> {
  * Every answer goes through an on-disk HTTP cache revalidated with ETag / Last-Modified.
  */
 export function createTracSource(opts: TracSourceOptions = {}): Source {
-  const env = () => opts.env ?? process.env;
   const caches = new Map<string, HttpCache>();
   const indexes = new Map<string, Promise<Map<number, TracTicket>>>();
 
   const clientFor = (input: SourceInput): TracClient => {
-    const base = tracBaseUrl(env());
+    const settings = opts.settings ?? input.settings;
+    const base = tracBaseUrl(settings);
     if (!base.ok) throw new ForesightError(`the Trac source cannot run: ${base.reason}`, { remedy: 'set FORESIGHT_TRAC_URL or leave the Trac source out' });
     const dir = join(input.cacheDir, 'http');
     let cache = caches.get(dir);
@@ -88,7 +90,7 @@ export function createTracSource(opts: TracSourceOptions = {}): Source {
       cache = new HttpCache({ dir, concurrency: opts.concurrency ?? 4, userAgent: 'foresight (Trac ticket reader)', log: input.log, ...opts.http });
       caches.set(dir, cache);
     }
-    const maxAgeSec = Number(env().FORESIGHT_TRAC_MAX_AGE_SEC ?? 0);
+    const maxAgeSec = Number(settings.FORESIGHT_TRAC_MAX_AGE_SEC ?? 0);
     const maxAgeMs = opts.maxAgeMs ?? (Number.isFinite(maxAgeSec) && maxAgeSec > 0 ? maxAgeSec * 1000 : 0);
     return new TracClient({ baseUrl: base.url, cache, log: input.log, batchSize: opts.batchSize, maxAgeMs, signal: input.signal });
   };
@@ -140,7 +142,7 @@ export function createTracSource(opts: TracSourceOptions = {}): Source {
       // Keep the rows for context(), merged with what earlier runs fetched.
       const index = new Map(await readIndex(input.cacheDir));
       for (const [id, t] of tickets) index.set(id, t);
-      await writeFileAtomic(join(input.cacheDir, INDEX_FILE), JSON.stringify({ tickets: [...index.values()].sort((a, b) => a.id - b.id) }));
+      await writeAtomic(join(input.cacheDir, INDEX_FILE), JSON.stringify({ tickets: [...index.values()].sort((a, b) => a.id - b.id) }));
       indexes.set(input.cacheDir, Promise.resolve(index));
 
       // Reopened Bug tickets.

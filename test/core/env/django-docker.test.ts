@@ -13,13 +13,13 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   assertDockerReachable,
-  baseImageName,
+  DEFAULT_BASE_ALIAS,
   connectDocker,
   ensureImage,
   isDockerReachable,
   openChainEnv,
   type ChainEnv,
-} from '../../../core/env/docker.ts';
+} from '../../../core/env/index.ts';
 import { ownerLabels } from '../../../core/env/cleanup.ts';
 import { djangoRunner } from '../../../core/env/runners/django/index.ts';
 
@@ -30,7 +30,7 @@ if (skip) {
   console.warn('[django-docker.test] SKIPPED: Docker is not reachable and CI is unset (start dockerd to run these tests)');
 }
 
-const IMAGE = baseImageName();
+const IMAGE = DEFAULT_BASE_ALIAS;
 
 function git(cwd: string, ...args: string[]): string {
   return execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', '-c', 'commit.gpgsign=false', ...args], {
@@ -260,7 +260,7 @@ describe.skipIf(skip)('django runner (Docker, Django-style repository)', () => {
 
   it('at A with the tests of B overlaid: the new test fails, a module needing B cannot be imported', async () => {
     const run = await env.runState({ checkout: revs.A, overlay: revs.B, testFiles: [CALC, NEW] });
-    expect(run.ok, run.outputTail).toBe(true);
+    expect(run.kind, run.outputTail).toBe('report');
     expect(run.exitCode).toBe(1);
     expect(run.parsed).toEqual({
       tests: {
@@ -281,7 +281,7 @@ describe.skipIf(skip)('django runner (Docker, Django-style repository)', () => {
 
   it('at B everything passes', async () => {
     const run = await env.runState({ checkout: revs.B, overlay: null, testFiles: [CALC, NEW] });
-    expect(run.ok, run.outputTail).toBe(true);
+    expect(run.kind, run.outputTail).toBe('report');
     expect(run.exitCode).toBe(0);
     expect(run.parsed).toEqual({
       tests: {
@@ -298,7 +298,7 @@ describe.skipIf(skip)('django runner (Docker, Django-style repository)', () => {
 
   it('a test module that does not exist at the checkout is simply absent', async () => {
     const run = await env.runState({ checkout: revs.A, overlay: null, testFiles: [CALC, NEW] });
-    expect(run.ok, run.outputTail).toBe(true);
+    expect(run.kind, run.outputTail).toBe('report');
     expect(run.parsed.collectionErrors).toEqual([]);
     expect(Object.keys(run.parsed.tests).sort()).toEqual([
       'test_add_zero (calc.tests.AddTests)',
@@ -307,7 +307,7 @@ describe.skipIf(skip)('django runner (Docker, Django-style repository)', () => {
     ]);
     // ... and with none left, nothing runs: zero tests, exit 0.
     const none = await env.runState({ checkout: revs.A, overlay: revs.A, testFiles: [NEW, 'docs/index.txt'] });
-    expect(none.ok, none.outputTail).toBe(true);
+    expect(none.kind, none.outputTail).toBe('report');
     expect(none.exitCode).toBe(0);
     expect(none.parsed).toEqual({ tests: {}, collectionErrors: [] });
   });
@@ -315,7 +315,7 @@ describe.skipIf(skip)('django runner (Docker, Django-style repository)', () => {
   it('modules raising ImportError or AttributeError at import are collection errors; the others still run', async () => {
     const files = ['tests/probe/test_broken.py', 'tests/probe/test_attr.py', 'tests/probe/deep/tests.py', CALC, 'tests/test_sqlite.py'];
     const run = await env.runState({ checkout: revs.C, overlay: null, testFiles: files });
-    expect(run.ok, run.outputTail).toBe(true);
+    expect(run.kind, run.outputTail).toBe('report');
     expect(run.exitCode).toBe(1);
     expect(run.parsed).toEqual({
       tests: {
@@ -334,7 +334,7 @@ describe.skipIf(skip)('django runner (Docker, Django-style repository)', () => {
   it('runs as uid 65534, imports the checkout, in a cleaned tree', async () => {
     for (let i = 0; i < 2; i++) {
       const run = await env.runState({ checkout: revs.C, overlay: null, testFiles: ['tests/probe/test_env.py'] });
-      expect(run.ok, run.outputTail).toBe(true);
+      expect(run.kind, run.outputTail).toBe('report');
       expect(run.parsed.tests, run.outputTail).toEqual({
         'test_uid (probe.test_env.EnvTests)': 'pass',
         'test_checkout_is_imported (probe.test_env.EnvTests)': 'pass',
@@ -345,7 +345,7 @@ describe.skipIf(skip)('django runner (Docker, Django-style repository)', () => {
 
   it('a runner crash before any test (broken settings) has no tests and a problem', async () => {
     const run = await env.runState({ checkout: revs.D, overlay: null, testFiles: [CALC] });
-    expect(run.ok, run.outputTail).toBe(true); // a log exists: the problem says it is no evidence
+    expect(run.kind, run.outputTail).toBe('report'); // a log exists: the problem says it is no evidence
     expect(run.exitCode).toBe(1);
     expect(run.parsed).toEqual({
       tests: {},
@@ -356,7 +356,7 @@ describe.skipIf(skip)('django runner (Docker, Django-style repository)', () => {
 
   it('an unknown commit is a failed run with no report', async () => {
     const run = await env.runState({ checkout: 'f'.repeat(40), overlay: null, testFiles: [CALC] });
-    expect(run.ok).toBe(false);
+    expect(run.kind).not.toBe('report');
     expect(run.exitCode).toBe(91);
     expect(run.outputTail).toMatch(/is not in \/src/);
   });

@@ -11,15 +11,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ForesightError } from '../../../core/errors.ts';
 import {
   assertDockerReachable,
-  baseImageName,
+  DEFAULT_BASE_ALIAS,
   connectDocker,
   ensureImage,
   isDockerReachable,
-  liveContainerIds,
+  ownContainerIds,
   openChainEnv,
   removeStaleContainers,
   type ChainEnv,
-} from '../../../core/env/docker.ts';
+} from '../../../core/env/index.ts';
 import { ownerLabels } from '../../../core/env/cleanup.ts';
 import { runExec } from '../../../core/env/exec.ts';
 import { pytestRunner } from '../../../core/env/runners/pytest/index.ts';
@@ -31,7 +31,7 @@ if (skip) {
   console.warn('[docker-env.test] SKIPPED: Docker is not reachable and CI is unset (start dockerd to run these tests)');
 }
 
-const IMAGE = baseImageName();
+const IMAGE = DEFAULT_BASE_ALIAS;
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 
 function git(cwd: string, ...args: string[]): string {
@@ -108,7 +108,7 @@ async function isGone(id: string): Promise<boolean> {
 
 describe('docker plumbing without a daemon', () => {
   it('an unreachable daemon is a ForesightError naming the socket, with the remedy', async () => {
-    const nowhere = connectDocker({ DOCKER_HOST: 'unix:///nonexistent/docker.sock' });
+    const nowhere = connectDocker('unix:///nonexistent/docker.sock');
     const err = await assertDockerReachable(nowhere, 2000).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ForesightError);
     expect((err as ForesightError).message).toMatch(/^Docker is not reachable at \/nonexistent\/docker\.sock/);
@@ -139,7 +139,7 @@ describe.skipIf(skip)('chain env (Docker)', () => {
 
   it('ensureImage: present is a no-op; a missing image other than the base one is a ForesightError', async () => {
     const lines: string[] = [];
-    await ensureImage(IMAGE, { info: (m: string) => void lines.push(m) });
+    await ensureImage(IMAGE, { log: { info: (m: string) => void lines.push(m) } });
     expect(lines).toEqual([]);
     await expect(ensureImage('foresight-no-such-image:never', { docker })).rejects.toThrow(
       /Docker image foresight-no-such-image:never is not present/,
@@ -157,14 +157,14 @@ describe.skipIf(skip)('chain env (Docker)', () => {
     expect(info.HostConfig.CapDrop).toEqual(['ALL']);
     expect(info.HostConfig.SecurityOpt).toEqual(['no-new-privileges']);
     expect(info.HostConfig.Binds?.some((b) => b.endsWith(':/src:ro'))).toBe(true);
-    expect(liveContainerIds()).toContain(env.containerId);
+    expect(await ownContainerIds(docker)).toContain(env.containerId);
   });
 
   it('at A with the tests of B overlaid: the new test fails, the old one passes', async () => {
     const run = await env.runState({ checkout: revs.A, overlay: revs.B, testFiles: ['tests/test_calc.py'] });
-    expect(run.ok, run.outputTail).toBe(true);
+    expect(run.kind, run.outputTail).toBe('report');
     expect(run.exitCode).toBe(1);
-    expect(run.timedOut).toBe(false);
+    expect(run.kind).not.toBe('timeout');
     expect(run.parsed).toEqual({
       tests: { 'tests/test_calc.py::test_add_zero': 'pass', 'tests/test_calc.py::test_add': 'fail' },
       collectionErrors: [],
@@ -173,7 +173,7 @@ describe.skipIf(skip)('chain env (Docker)', () => {
 
   it('at B both pass', async () => {
     const run = await env.runState({ checkout: revs.B, overlay: null, testFiles: ['tests/test_calc.py'] });
-    expect(run.ok, run.outputTail).toBe(true);
+    expect(run.kind, run.outputTail).toBe('report');
     expect(run.exitCode).toBe(0);
     expect(run.parsed.tests).toEqual({
       'tests/test_calc.py::test_add_zero': 'pass',
@@ -187,11 +187,11 @@ describe.skipIf(skip)('chain env (Docker)', () => {
       overlay: null,
       testFiles: ['tests/test_calc.py', 'tests/test_env.py'],
     });
-    expect(run.ok, run.outputTail).toBe(true);
+    expect(run.kind, run.outputTail).toBe('report');
     expect(run.parsed).toEqual({ tests: { 'tests/test_calc.py::test_add_zero': 'pass' }, collectionErrors: [] });
     // ... also when absent from the overlay: nothing is overlaid, nothing runs.
     const none = await env.runState({ checkout: revs.A, overlay: revs.B, testFiles: ['tests/test_env.py'] });
-    expect(none.ok, none.outputTail).toBe(true);
+    expect(none.kind, none.outputTail).toBe('report');
     expect(none.exitCode).toBe(0);
     expect(none.parsed).toEqual({ tests: {}, collectionErrors: [] });
   });
@@ -202,7 +202,7 @@ describe.skipIf(skip)('chain env (Docker)', () => {
       overlay: null,
       testFiles: ['tests/test_broken.py', 'tests/test_calc.py'],
     });
-    expect(run.ok, run.outputTail).toBe(true);
+    expect(run.kind, run.outputTail).toBe('report');
     expect(run.exitCode).toBe(1);
     expect(run.parsed.collectionErrors).toEqual(['tests/test_broken.py']);
     expect(run.parsed.tests).toEqual({
@@ -214,7 +214,7 @@ describe.skipIf(skip)('chain env (Docker)', () => {
   it('runs as uid 65534, with only the loopback interface, in a cleaned tree', async () => {
     for (let i = 0; i < 2; i++) {
       const run = await env.runState({ checkout: revs.C, overlay: null, testFiles: ['tests/test_env.py'] });
-      expect(run.ok, run.outputTail).toBe(true);
+      expect(run.kind, run.outputTail).toBe('report');
       expect(run.parsed.tests, run.outputTail).toEqual({
         'tests/test_env.py::test_uid': 'pass',
         'tests/test_env.py::test_only_loopback': 'pass',
@@ -232,7 +232,7 @@ describe.skipIf(skip)('chain env (Docker)', () => {
 
   it('an unknown commit is a failed run, not a crash', async () => {
     const run = await env.runState({ checkout: 'f'.repeat(40), overlay: null, testFiles: ['tests/test_calc.py'] });
-    expect(run.ok).toBe(false);
+    expect(run.kind).not.toBe('report');
     expect(run.exitCode).toBe(91);
     expect(run.outputTail).toMatch(/is not in \/src/);
   });
@@ -241,13 +241,13 @@ describe.skipIf(skip)('chain env (Docker)', () => {
     const slow = await openChainEnv({ gitDir: gitDir(), image: IMAGE, runner: pytestRunner, docker, runTimeoutSec: 5 });
     try {
       const run = await slow.runState({ checkout: revs.C, overlay: null, testFiles: ['tests/test_slow.py'] });
-      expect(run.timedOut, run.outputTail).toBe(true);
-      expect(run.ok).toBe(false);
+      expect(run.kind, run.outputTail).toBe('timeout');
+      expect(run.kind).not.toBe('report');
       expect([124, 137]).toContain(run.exitCode);
       expect(run.durationMs).toBeGreaterThanOrEqual(5000);
       expect(run.durationMs).toBeLessThan(20_000);
       const after = await slow.runState({ checkout: revs.B, overlay: null, testFiles: ['tests/test_calc.py'] });
-      expect(after.ok, after.outputTail).toBe(true);
+      expect(after.kind, after.outputTail).toBe('report');
       expect(after.exitCode).toBe(0);
     } finally {
       await slow.close();
@@ -257,7 +257,7 @@ describe.skipIf(skip)('chain env (Docker)', () => {
   it('a container stopped behind its back is started again', async () => {
     await docker.getContainer(env.containerId).kill();
     const run = await env.runState({ checkout: revs.B, overlay: null, testFiles: ['tests/test_calc.py'] });
-    expect(run.ok, run.outputTail).toBe(true);
+    expect(run.kind, run.outputTail).toBe('report');
     expect(run.exitCode).toBe(0);
   });
 
@@ -290,7 +290,7 @@ describe.skipIf(skip)('chain env (Docker)', () => {
     await e.close();
     await e.close();
     await expect(docker.getContainer(e.containerId).inspect()).rejects.toMatchObject({ statusCode: 404 });
-    expect(liveContainerIds()).not.toContain(e.containerId);
+    expect(await ownContainerIds(docker)).not.toContain(e.containerId);
     await expect(e.runState({ checkout: revs.A, overlay: null, testFiles: [] })).rejects.toThrow(/closed/);
   });
 
@@ -313,16 +313,24 @@ describe.skipIf(skip)('chain env (Docker)', () => {
 
   it('SIGTERM removes the live containers and exits 143', async () => {
     const script = path.join(tmp, 'sigterm.mts');
-    const dockerTs = path.join(ROOT, 'core/env/docker.ts');
+    const envTs = path.join(ROOT, 'core/env/index.ts');
+    const signalsTs = path.join(ROOT, 'pipeline/signals.ts');
     const runnerTs = path.join(ROOT, 'core/env/runners/pytest/index.ts');
     writeFileSync(
       script,
       [
-        `import { openChainEnv } from ${JSON.stringify(dockerTs)};`,
+        `import { openChainEnv } from ${JSON.stringify(envTs)};`,
+        `import { abortOnSignals } from ${JSON.stringify(signalsTs)};`,
         `import { pytestRunner } from ${JSON.stringify(runnerTs)};`,
-        `const env = await openChainEnv({ gitDir: ${JSON.stringify(gitDir())}, image: ${JSON.stringify(IMAGE)}, runner: pytestRunner });`,
+        'const owner = abortOnSignals();',
+        `const env = await openChainEnv({ gitDir: ${JSON.stringify(gitDir())}, image: ${JSON.stringify(IMAGE)}, runner: pytestRunner, signal: owner.signal });`,
         'console.log(`ID ${env.containerId}`);',
-        'setInterval(() => {}, 1000);',
+        // What a stage does: it stops at the abort and closes what it opened on the way out.
+        'const alive = setInterval(() => {}, 1000);',
+        'await new Promise((r) => owner.signal.addEventListener("abort", r));',
+        'clearInterval(alive);',
+        'await env.close();',
+        'process.exitCode = owner.exitCode() ?? 0;',
         'export {};',
       ].join('\n'),
     );

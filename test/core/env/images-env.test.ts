@@ -11,13 +11,14 @@ import path from 'node:path';
 import Docker from 'dockerode';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ForesightError } from '../../../core/errors.ts';
-import { connectDocker, isDockerReachable, openChainEnv, baseImageName } from '../../../core/env/docker.ts';
+import { connectDocker, DEFAULT_BASE_ALIAS, isDockerReachable, openChainEnv } from '../../../core/env/index.ts';
 import { forceRemove, ownerLabels } from '../../../core/env/cleanup.ts';
 import {
   applyCachePolicy,
   baseImageTag,
   ensureBaseImage,
   envImageFor,
+  EnvImages,
   envImageKey,
   listEnvImages,
   pruneImages,
@@ -115,7 +116,7 @@ describe.skipIf(skip)('env images (real Docker, offline)', () => {
   it('the base image is tagged by the hash of its build script, with the alias kept', async () => {
     expect(base.image).toBe(await baseImageTag());
     expect(base.image).toMatch(/^foresight-base:[0-9a-f]{16}$/);
-    const alias = await docker.getImage(baseImageName()).inspect();
+    const alias = await docker.getImage(DEFAULT_BASE_ALIAS).inspect();
     expect(alias.Id).toBe(base.id);
     const again = await ensureBaseImage();
     expect(again).toMatchObject({ image: base.image, id: base.id, built: false });
@@ -173,9 +174,11 @@ describe.skipIf(skip)('env images (real Docker, offline)', () => {
   }, 240_000);
 
   it('concurrent requests for one key build once', async () => {
+    // One run's EnvImages shares the build in flight; the lock file covers other runs and processes.
+    const images = new EnvImages();
     const [a, b] = await Promise.all([
-      envImageFor({ clone: repo.dir, repo: 'test/tiny', commit: C3, recipe, logDir }),
-      envImageFor({ clone: repo.dir, repo: 'test/tiny', commit: C3, recipe, logDir }),
+      images.envImageFor({ clone: repo.dir, repo: 'test/tiny', commit: C3, recipe, logDir }),
+      images.envImageFor({ clone: repo.dir, repo: 'test/tiny', commit: C3, recipe, logDir }),
     ]);
     made.push(a.image);
     expect(a.ok && b.ok).toBe(true);

@@ -9,9 +9,10 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { ForesightError } from '../../../core/errors.ts';
 import { parsePipConfigList, pipSources } from '../../../core/env/pip-sources.ts';
 import { declaredExtras, detectRecipe } from '../../../core/env/recipes/detect.ts';
-import { matchesGlob } from '../../../core/env/recipes/glob.ts';
+import { matchesGlob } from '../../../core/glob.ts';
 import { loadRecipe, parseRecipe, RECIPES_DIR, recipeFileName } from '../../../core/env/recipes/load.ts';
-import { DEFAULT_DEPENDENCY_FILES, filterTestFiles, isIgnoredTest, RecipeSchema } from '../../../core/env/recipes/schema.ts';
+import { DEFAULT_DEPENDENCY_FILES, filterTestFiles, isIgnoredTest, RecipeSchema, runnerNames } from '../../../core/env/recipes/schema.ts';
+import { runners } from '../../../core/env/runners/registry.ts';
 import { gitRepo, type GitRepo } from '../../helpers/git-repo.ts';
 
 const DATE = '2024-01-01T00:00:00Z';
@@ -69,10 +70,20 @@ describe('recipe schema and files', () => {
     expect(err.message).toContain('unknown field(s) "instal"');
     expect(err.remedy).toContain(`fix runner`);
     expect(err.remedy).toContain(file);
+    // The runner names come from the runner registry, not from a second list.
+    expect(err.remedy).toContain(`runner ${[...runners.keys()].map((n) => `'${n}'`).join('|')},`);
+    expect(err.remedy).toContain(`runner 'pytest'|'django',`);
+    expect(err.message).toMatch(/field "runner": .*"pytest".*"django"/);
     const nested = thrown(() => parseRecipe(JSON.stringify({ runner: 'pytest', systemPackages: ['ok-pkg', 'Bad Pkg'] }), file));
     expect(nested.message).toContain('field "systemPackages[1]"');
     const json = thrown(() => parseRecipe('{ "runner": ', file));
     expect(json.message).toMatch(/not valid JSON/);
+  });
+
+  it('accepts exactly the runners the registry knows', () => {
+    expect(runnerNames()).toEqual([...runners.keys()]);
+    for (const name of runners.keys()) expect(RecipeSchema.parse({ runner: name }).runner).toBe(name);
+    expect(RecipeSchema.safeParse({ runner: 'nose' }).success).toBe(false);
   });
 
   it('loadRecipe reads the repository file, and throws on a broken one', async () => {

@@ -56,6 +56,11 @@ rows = [{k: enc(v) for k, v in r.items()} for r in ds]
 sys.stdout.write(json.dumps({"columns": ds.column_names, "features": features, "num_rows": ds.num_rows, "rows": rows}, ensure_ascii=True))
 `;
 
+/** Temp files left in a folder (writeAtomic names them `<file>.<pid>-<n>.incomplete`). */
+async function leftovers(folder: string): Promise<string[]> {
+  return existsSync(folder) ? (await readdir(folder)).filter((f) => f.endsWith('.incomplete')) : [];
+}
+
 interface Dump {
   columns: string[];
   features: Record<string, string>;
@@ -155,7 +160,7 @@ describe('writeParquet → Hugging Face datasets', () => {
   it('round-trips every column type, nulls, unicode, diffs and JSON strings through datasets.load_dataset', async () => {
     const path = join(dir, 'all-types.parquet');
     await writeParquet(path, COLUMNS, ROWS);
-    expect(existsSync(`${path}.incomplete`)).toBe(false);
+    expect(await leftovers(dir)).toEqual([]);
     expect(await readParquetRowCount(path)).toBe(ROWS.length);
 
     const started = Date.now();
@@ -283,7 +288,7 @@ describe('writeParquet input errors', () => {
     const fe = err as ForesightError;
     for (const f of fragments) expect(fe.message).toMatch(f);
     expect(fe.remedy.length).toBeGreaterThan(0);
-    expect(existsSync(`${path}.incomplete`)).toBe(false);
+    expect(await leftovers(join(dir, 'errors'))).toEqual([]);
     return fe;
   }
 
@@ -327,7 +332,26 @@ describe('writeParquet input errors', () => {
     await writeParquet(path, cols, [good, good]);
     await expect(writeParquet(path, cols, [{ ...good, id: 'x' }])).rejects.toBeInstanceOf(ForesightError);
     expect(await readParquetRowCount(path)).toBe(2);
-    expect((await readdir(join(dir, 'errors'))).filter((f) => f.endsWith('.incomplete'))).toEqual([]);
+    expect(await leftovers(join(dir, 'errors'))).toEqual([]);
+  });
+
+  it('a write the file system refuses is a ForesightError naming the file, with no temp file left', async () => {
+    const blocker = join(dir, 'errors', 'not-a-folder');
+    await mkdir(join(dir, 'errors'), { recursive: true });
+    await writeFile(blocker, 'a file where the output folder should be');
+    const path = join(blocker, 'out.parquet');
+    const err = await writeParquet(path, cols, [good]).then(() => undefined, (e: unknown) => e);
+    expect(err).toBeInstanceOf(ForesightError);
+    expect((err as ForesightError).message.startsWith(`could not write ${path}: `)).toBe(true);
+    expect((err as ForesightError).message).toMatch(/ENOTDIR|EEXIST/);
+    expect((err as ForesightError).remedy).toBe('check that the output directory is writable and the disk is not full');
+    expect((err as ForesightError).external).toBe(true);
+
+    // A folder where the file should be: the temp file is written, the rename fails and the temp file is removed.
+    const occupied = join(dir, 'errors', 'occupied.parquet');
+    await mkdir(join(occupied, 'child'), { recursive: true });
+    await expect(writeParquet(occupied, cols, [good])).rejects.toThrow(/^could not write .*occupied\.parquet: /);
+    expect(await leftovers(join(dir, 'errors'))).toEqual([]);
   });
 
   it('reports an unreadable file as a ForesightError', async () => {

@@ -12,8 +12,12 @@
  * foresight: 4 predictions, 4 right, 5 oracle pairs: P = 1, R = 0.8, F1 = 1.6 / 1.8 = 8/9.
  * Add-only subset (c2): b-szz 0/0/0, foresight 1/1/1.
  */
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { evaluateSzz, type OracleEntry } from '../../../stages/szz/evaluate.ts';
+import { ForesightError } from '../../../core/errors.ts';
+import { evaluateSzz, readOracle, type OracleEntry } from '../../../stages/szz/evaluate.ts';
 import { gitRepo, type GitRepo } from '../../helpers/git-repo.ts';
 
 describe('evaluateSzz', () => {
@@ -65,5 +69,45 @@ describe('evaluateSzz', () => {
 
     expect(plain.addOnly).toMatchObject({ fixes: 1, predictions: 0, truePositives: 0, oraclePairs: 1, precision: 0, recall: 0, f1: 0 });
     expect(fs.addOnly).toMatchObject({ fixes: 1, predictions: 1, truePositives: 1, oraclePairs: 1, precision: 1, recall: 1, f1: 1 });
+  });
+
+  it('an oracle value that looks like an option is rejected and no file is written', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'foresight-oracle-'));
+    try {
+      const victim = join(dir, 'precious.txt');
+      await writeFile(victim, 'keep me\n');
+      const path = join(dir, 'oracle.jsonl');
+      const good = JSON.stringify(oracle[0]);
+      await writeFile(path, `${good}\n${JSON.stringify({ fix: `--output=${victim}`, inducing: ['x'] })}\n`);
+      const err = await readOracle(path).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(ForesightError);
+      expect((err as ForesightError).message).toBe(`oracle ${path}:2: fix must be a commit sha (7 to 40 lowercase hex digits)`);
+      // An inducing value is checked the same way.
+      await writeFile(path, `${good}\n${JSON.stringify({ fix: oracle[0]!.fix, inducing: [`--output=${victim}`] })}\n`);
+      await expect(readOracle(path)).rejects.toThrow(`oracle ${path}:2: inducing.0 must be a commit sha`);
+
+      // Entries handed to evaluateSzz directly skip that check: git still reads them as revisions only.
+      for (const variant of ['b-szz', 'foresight'] as const) {
+        const direct = await evaluateSzz({ clone: repo.dir, oracle: [{ fix: `--output=${victim}`, inducing: [oracle[0]!.inducing[0]!] }], variant }).catch((e: unknown) => e);
+        expect(direct).toBeInstanceOf(ForesightError);
+      }
+      expect(await readFile(victim, 'utf8')).toBe('keep me\n');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('reads abbreviated shas and scores them as the commits they name', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'foresight-oracle-'));
+    try {
+      const path = join(dir, 'oracle.jsonl');
+      await writeFile(path, oracle.map((e) => JSON.stringify({ fix: e.fix.slice(0, 10), inducing: e.inducing.map((s) => s.slice(0, 7)) })).join('\n') + '\n');
+      const short = await readOracle(path);
+      expect(short).toHaveLength(4);
+      const fs = await evaluateSzz({ clone: repo.dir, oracle: short, variant: 'foresight' });
+      expect(fs.all).toMatchObject({ fixes: 4, predictions: 4, truePositives: 4, oraclePairs: 5, precision: 1 });
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -1,12 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { aggregateRuns, runProblem } from '../../../stages/validate/aggregate-runs.ts';
 import { computeSets } from '../../../stages/validate/compute-sets.ts';
-import type { StateRun } from '../../../core/env/docker.ts';
+import type { StateRun } from '../../../core/env/index.ts';
+import { djangoRunner } from '../../../core/env/runners/django/index.ts';
+import { pytestRunner } from '../../../core/env/runners/pytest/index.ts';
 import type { TestStatus } from '../../../core/env/runners/types.ts';
 import type { Outcome, StateName, StateResult } from '../../../core/model/validated.ts';
 
 function state(name: StateName, tests: Record<string, Outcome>, extra: Partial<StateResult> = {}): StateResult {
-  return { name, checkout: 'c', overlay: null, testFiles: [], ran: true, problem: null, failure: null, runs: 3, tests, collectionErrors: [], durationMs: 1, ...extra };
+  return { name, checkout: 'c', overlay: null, testFiles: [], outcome: { kind: 'ran' }, runs: 3, tests, collectionErrors: [], durationMs: 1, ...extra };
 }
 
 /** A healthy chain: t_new is PR1's fail->pass, t_old stays green, t_edge is the anticipation test. */
@@ -21,8 +23,12 @@ function healthy(): Record<StateName, StateResult> {
 }
 
 function run(tests: Record<string, TestStatus>, extra: Partial<StateRun> = {}): StateRun {
-  return { ok: true, exitCode: Object.values(tests).some((s) => s !== 'pass' && s !== 'skip') ? 1 : 0, timedOut: false, durationMs: 10, parsed: { tests, collectionErrors: [] }, outputTail: '', ...extra };
+  return { kind: 'report', exitCode: Object.values(tests).some((s) => s !== 'pass' && s !== 'skip') ? 1 : 0, durationMs: 10, parsed: { tests, collectionErrors: [] }, outputTail: '', ...extra } as StateRun;
 }
+
+const PYTEST = pytestRunner.exitCodes;
+const req = { name: 'S2' as const, checkout: 'c', overlay: null, testFiles: ['a.py'], overlayFiles: [] };
+const agg = (runs: StateRun[]): StateResult => aggregateRuns(req, runs, PYTEST);
 
 describe('computeSets', () => {
   it('computes every set of a healthy chain and excludes nothing', () => {
@@ -107,17 +113,17 @@ describe('computeSets', () => {
 
   it('state_that_did_not_run_is_an_environment_failure_never_a_fail', () => {
     const st = healthy();
-    st.S4 = state('S4', {}, { ran: false, problem: 'timed out after 600s', failure: 'timeout' });
+    st.S4 = state('S4', {}, { outcome: { kind: 'infra', reason: 'timeout', detail: 'timed out after 600s' } });
     const s = computeSets(st);
     expect(s.exclusion).toMatchObject({ reason: 'env_failed_pr2', detail: 'S4: timed out after 600s' });
   });
 
   it('runner_crash_at_the_base_from_the_overlaid_tests_is_the_chain_not_the_environment', () => {
     const st = healthy();
-    st.S1 = state('S1', {}, { ran: false, failure: 'crash', problem: "TypeError: __init__() got an unexpected keyword argument 'nulls_distinct'" });
+    st.S1 = state('S1', {}, { outcome: { kind: 'chain', reason: 'runner_crash', detail: "TypeError: __init__() got an unexpected keyword argument 'nulls_distinct'" } });
     expect(computeSets(st).exclusion).toMatchObject({ reason: 'pr1_base_crash' });
     // The same crash at the head too is the environment.
-    st.S2 = state('S2', {}, { ran: false, failure: 'crash', problem: 'settings failed' });
+    st.S2 = state('S2', {}, { outcome: { kind: 'chain', reason: 'runner_crash', detail: 'settings failed' } });
     expect(computeSets(st).exclusion?.reason).toBe('env_failed_pr1');
   });
 
@@ -142,36 +148,56 @@ describe('computeSets', () => {
 });
 
 describe('aggregateRuns', () => {
-  const req = { name: 'S2' as const, checkout: 'c', overlay: null, testFiles: ['a.py'], overlayFiles: [] };
 
   it('outcome_that_changes_between_runs_is_flaky', () => {
-    const s = aggregateRuns(req, [run({ 'a.py::t': 'pass' }), run({ 'a.py::t': 'fail' }), run({ 'a.py::t': 'pass' })]);
+    const s = agg([run({ 'a.py::t': 'pass' }), run({ 'a.py::t': 'fail' }), run({ 'a.py::t': 'pass' })]);
     expect(s.tests['a.py::t']).toBe('flaky');
   });
 
   it('test_missing_from_one_run_is_flaky_not_passing', () => {
-    const s = aggregateRuns(req, [run({ 'a.py::t': 'pass' }), run({}), run({ 'a.py::t': 'pass' })]);
+    const s = agg([run({ 'a.py::t': 'pass' }), run({ 'a.py::u': 'pass' }), run({ 'a.py::t': 'pass' })]);
     expect(s.tests['a.py::t']).toBe('flaky');
   });
 
   it('error_counts_as_fail_only_when_every_run_failed', () => {
-    const s = aggregateRuns(req, [run({ 'a.py::t': 'error' }), run({ 'a.py::t': 'fail' })]);
+    const s = agg([run({ 'a.py::t': 'error' }), run({ 'a.py::t': 'fail' })]);
     expect(s.tests['a.py::t']).toBe('fail');
   });
 
   it('nonzero_exit_without_a_failing_test_is_an_infrastructure_error_not_a_pass', () => {
     const r = run({ 'a.py::t': 'pass' }, { exitCode: 3, outputTail: 'INTERNALERROR> boom' });
-    expect(runProblem(r)).toMatch(/exited 3 without a failing test: INTERNALERROR> boom/);
-    const s = aggregateRuns(req, [r]);
-    expect(s).toMatchObject({ ran: false, tests: {} });
+    expect(runProblem(r, PYTEST)?.detail).toMatch(/exited 3: INTERNALERROR> boom/);
+    expect(agg([r])).toMatchObject({ outcome: { kind: 'infra', reason: 'runner_exit' }, tests: {} });
+    const failedWithoutFailure = run({ 'a.py::t': 'pass' }, { exitCode: 1, outputTail: 'exit 1' });
+    expect(runProblem(failedWithoutFailure, PYTEST)?.detail).toMatch(/exited 1 without a failing test/);
   });
 
   it('run_without_a_report_is_not_evidence_the_suite_ran', () => {
-    expect(aggregateRuns(req, [run({}, { ok: false, exitCode: 4, outputTail: 'ERROR: usage' })]).ran).toBe(false);
+    expect(agg([run({}, { kind: 'no_report', why: 'missing', exitCode: 4, outputTail: 'ERROR: usage' } as Partial<StateRun>)]).outcome.kind).toBe('infra');
   });
 
   it('timeout_is_its_own_status', () => {
-    const s = aggregateRuns(req, [run({}, { timedOut: true, durationMs: 600_000 })]);
-    expect(s.problem).toBe('timed out after 600s');
+    const s = agg([run({}, { kind: 'timeout', durationMs: 600_000 } as Partial<StateRun>)]);
+    expect(s.outcome).toEqual({ kind: 'infra', reason: 'timeout', detail: 'timed out after 600s' });
+  });
+
+  it('state_that_collected_zero_tests_is_never_evidence_so_never_anticipation_empty', () => {
+    // pytest's own "no tests collected" exit code, and any runner's zero tests without a collection error.
+    const none = agg([run({}, { exitCode: 5, outputTail: 'no tests ran' })]);
+    expect(none.outcome).toMatchObject({ kind: 'infra', reason: 'no_tests_collected' });
+    const silent = aggregateRuns(req, [run({}, { exitCode: 0 })], djangoRunner.exitCodes);
+    expect(silent.outcome).toMatchObject({ kind: 'infra', reason: 'no_tests_collected' });
+    // At S3 that used to read as "PR2's tests already pass at pr1_head": now the environment is blamed.
+    const st = healthy();
+    st.S3 = silent;
+    const s = computeSets(st);
+    expect(s.exclusion?.reason).toBe('env_failed_pr2');
+    expect(s.exclusion?.reason).not.toBe('anticipation_empty');
+  });
+
+  it('collection_errors_alone_are_evidence_a_file_cannot_be_imported', () => {
+    const r = run({}, { exitCode: 1 });
+    r.parsed.collectionErrors.push('tests/test_new.py');
+    expect(agg([r]).outcome).toEqual({ kind: 'ran' });
   });
 });

@@ -18,6 +18,8 @@ export const djangoRunner: Runner = {
   // dependencies. Optional ones (tests/requirements/py3.txt) come from the recipe.
   installCmd: 'python3 -m pip install asgiref sqlparse',
   testCmd: DJANGO_CMD,
+  // runtests.py: 0 all passed, 1 tests failed or errored; a run of no test module exits 0 with 0 tests.
+  exitCodes: { ok: [0, 1], noTestsCollected: [] },
   /**
    * run_state.sh writes Django's whole log (there is no JUnit) to the report path, which the env hands
    * over as `junitXml`; the combined output is the fallback when that file is missing.

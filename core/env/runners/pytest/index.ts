@@ -15,6 +15,8 @@ export const pytestRunner: Runner = {
   // a repository with dependencies gets them from its recipe.
   installCmd: 'debootstrap --variant=minbase --include=python3,python3-pytest,git bookworm',
   testCmd: PYTEST_CMD,
+  // pytest: 0 all passed, 1 tests failed, 5 no tests collected (2–4: interrupted, internal or usage error).
+  exitCodes: { ok: [0, 1], noTestsCollected: [5] },
   parse({ junitXml, output, testFiles }: ParseInput): ParsedRun {
     const fromOutput = collectionErrorsFromOutput(output, testFiles);
     if (junitXml === null) return { tests: {}, collectionErrors: fromOutput };

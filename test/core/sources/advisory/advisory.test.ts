@@ -163,7 +163,7 @@ describe('advisory source', () => {
   });
 
   const input = (log: Logger, name: string): SourceInput => ({
-    repo: 'django/django', clone, branch: 'main', changes: CHANGES, cacheDir: join(root, 'cache', name), log, tracker: 'trac',
+    settings: {}, repo: 'django/django', clone, branch: 'main', changes: CHANGES, cacheDir: join(root, 'cache', name), log, tracker: 'trac',
   });
   const http = { baseDelayMs: 5, timeoutMs: 5_000 };
 
@@ -180,7 +180,7 @@ describe('advisory source', () => {
 
   it('maps a local database to the changes that fixed them, with report times, skipping bad files', async () => {
     const log = capture();
-    const res = await createAdvisorySource({ env: { FORESIGHT_ADVISORY_DB: db } }).discover(input(log, 'db'));
+    const res = await createAdvisorySource({ settings: { FORESIGHT_ADVISORY_DB: db } }).discover(input(log, 'db'));
     expect(res.references.size).toBe(0);
     const ids = Object.fromEntries([...res.advisories!].map(([k, v]) => [k, v.map((a) => a.id)]));
     expect(ids).toEqual({
@@ -206,14 +206,14 @@ describe('advisory source', () => {
   });
 
   it("with a package configured, ignores another package's advisory that links one of our commits", async () => {
-    const res = await createAdvisorySource({ env: { FORESIGHT_ADVISORY_DB: db, FORESIGHT_ADVISORY_PACKAGE: 'PyPI:Django' } }).discover(input(capture(), 'db-pkg'));
+    const res = await createAdvisorySource({ settings: { FORESIGHT_ADVISORY_DB: db, FORESIGHT_ADVISORY_PACKAGE: 'PyPI:Django' } }).discover(input(capture(), 'db-pkg'));
     expect(res.advisories!.has(byDigit('4').id)).toBe(false);
     expect(res.advisories!.has(byDigit('1').id)).toBe(true);
   });
 
   it('reads every page of the OSV API for the package and maps GIT fixed events of this repository only', async () => {
     osv.reset();
-    const res = await createAdvisorySource({ env: { FORESIGHT_OSV_URL: osv.baseUrl, FORESIGHT_ADVISORY_PACKAGE: 'PyPI:django' }, http }).discover(input(capture(), 'osv'));
+    const res = await createAdvisorySource({ settings: { FORESIGHT_OSV_URL: osv.baseUrl, FORESIGHT_ADVISORY_PACKAGE: 'PyPI:django' }, http }).discover(input(capture(), 'osv'));
     const posts = osv.requests.filter((r) => r.method === 'POST');
     expect(posts.map((r) => r.body)).toEqual([
       { package: { name: 'django', ecosystem: 'PyPI' } },
@@ -228,7 +228,7 @@ describe('advisory source', () => {
   });
 
   it('merges one vulnerability seen under several ids when both the database and OSV are used', async () => {
-    const res = await createAdvisorySource({ env: { FORESIGHT_ADVISORY_DB: db, FORESIGHT_OSV_URL: osv.baseUrl, FORESIGHT_ADVISORY_PACKAGE: 'PyPI:django' }, http }).discover(input(capture(), 'both'));
+    const res = await createAdvisorySource({ settings: { FORESIGHT_ADVISORY_DB: db, FORESIGHT_OSV_URL: osv.baseUrl, FORESIGHT_ADVISORY_PACKAGE: 'PyPI:django' }, http }).discover(input(capture(), 'both'));
     expect(res.advisories!.get(byDigit('1').id)).toEqual([
       expect.objectContaining({ id: 'GHSA-jh3w-4vvf-mjgr', aliases: ['CVE-2023-36053', 'PYSEC-2023-100'] }),
     ]);
@@ -240,7 +240,7 @@ describe('advisory source', () => {
     osv.compact = true;
     osv.failOnce('/v1/query', 503, { 'retry-after': '0' });
     try {
-      const s = createAdvisorySource({ env: { FORESIGHT_OSV_URL: osv.baseUrl, FORESIGHT_ADVISORY_PACKAGE: 'PyPI:django' }, http });
+      const s = createAdvisorySource({ settings: { FORESIGHT_OSV_URL: osv.baseUrl, FORESIGHT_ADVISORY_PACKAGE: 'PyPI:django' }, http });
       const first = await s.discover(input(capture(), 'compact'));
       expect(osv.requests[0]!.status).toBe(503);
       expect(osv.requests.filter((r) => r.path.startsWith('/v1/vulns/')).map((r) => r.status)).toEqual([200, 200, 200]);

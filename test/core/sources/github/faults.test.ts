@@ -69,7 +69,7 @@ describe('github source: rate limits and server errors', () => {
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
     const port = (closed.address() as AddressInfo).port;
     await new Promise<void>((resolve) => closed.close(() => resolve()));
-    const source = createGithubSource({ env: { FORESIGHT_GITHUB_API_URL: `http://127.0.0.1:${port}` }, client: { secondMs: 1, graphqlSpacingMs: 0, maxRetries: 1 } });
+    const source = createGithubSource({ settings: { FORESIGHT_GITHUB_API_URL: `http://127.0.0.1:${port}` }, client: { secondMs: 1, graphqlSpacingMs: 0, maxRetries: 1 } });
     const err = await source.discover(h.input()).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ForesightError);
     expect((err as ForesightError).external).toBe(true);

@@ -118,13 +118,13 @@ export async function harness(): Promise<Harness> {
     fake, cacheDir, log,
     source: (o = {}) =>
       createGithubSource({
-        env: { GITHUB_TOKEN: o.token ?? fake.token, FORESIGHT_GITHUB_API_URL: fake.url },
+        settings: { GITHUB_TOKEN: o.token ?? fake.token, FORESIGHT_GITHUB_API_URL: fake.url },
         pageSize: 3,
         perPage: 2,
         client: { secondMs: 1, graphqlSpacingMs: 0, maxRetries: o.maxRetries ?? 3 },
       }),
     input: (over = {}) => ({
-      repo: 'acme/widgets', clone: '/nonexistent', branch: 'HEAD', changes: fixtureChanges(), cacheDir, log, tracker: 'github', ...over,
+      settings: {}, repo: 'acme/widgets', clone: '/nonexistent', branch: 'HEAD', changes: fixtureChanges(), cacheDir, log, tracker: 'github', ...over,
     }),
     async cacheFiles() {
       const out: { path: string; text: string }[] = [];

@@ -116,9 +116,9 @@ describe('Trac source against a fake Trac', () => {
   afterEach(() => trac.reset());
 
   const input = (cacheDir: string): SourceInput => ({
-    repo: 'django/django', clone: '/nonexistent', branch: 'main', changes: CHANGES, cacheDir, log: silentLogger, tracker: 'trac',
+    settings: {}, repo: 'django/django', clone: '/nonexistent', branch: 'main', changes: CHANGES, cacheDir, log: silentLogger, tracker: 'trac',
   });
-  const source = (extra: Parameters<typeof createTracSource>[0] = {}) => createTracSource({ env: { FORESIGHT_TRAC_URL: trac.baseUrl + '/' }, http, ...extra });
+  const source = (extra: Parameters<typeof createTracSource>[0] = {}) => createTracSource({ settings: { FORESIGHT_TRAC_URL: trac.baseUrl + '/' }, http, ...extra });
 
   it('is available only for a Trac history with a configured site', () => {
     const s = createTracSource();
@@ -178,7 +178,7 @@ describe('Trac source against a fake Trac', () => {
     expect(again).toEqual(first);
     // Writes are atomic: no temp files left behind.
     const shards = await readdir(join(dir, 'http'));
-    for (const s of shards) expect((await readdir(join(dir, 'http', s))).filter((f) => f.endsWith('.tmp'))).toEqual([]);
+    for (const s of shards) expect((await readdir(join(dir, 'http', s))).filter((f) => f.endsWith('.incomplete'))).toEqual([]);
   });
 
   it('retries a 503, honouring Retry-After', async () => {

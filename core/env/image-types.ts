@@ -1,0 +1,55 @@
+/** The request and result types of the env tier (see images.ts): shared by env-image.ts and env-build.ts. */
+import type Docker from 'dockerode';
+import type { Recipe } from './recipes/schema.ts';
+import type { BuildLog } from './docker.ts';
+import type { DependencyFile } from './env-key.ts';
+
+export interface EnvImageRequest {
+  /** The clone (work tree or git dir) read with git ls-tree / show. */
+  clone: string;
+  /** Host path of the .git directory mounted read-only at /src (default: the clone's). */
+  gitDir?: string;
+  /** `owner/name` (labels and log names). */
+  repo: string;
+  commit: string;
+  recipe: Recipe;
+  /** Progress lines (a logger or a chunk callback). */
+  log?: BuildLog;
+  /** Directory of the build logs (default <tmpdir>/foresight-env-logs). */
+  logDir?: string;
+  docker?: Docker;
+  /** Limit of the whole build (default 1800 s): past it the build fails as env_install_failed. */
+  timeoutSec?: number;
+  /** The run's signal: an abort removes the build container at once. */
+  signal?: AbortSignal;
+}
+
+export interface EnvCommon {
+  /** `foresight-env:<key>`. */
+  image: string;
+  key: string;
+  /** The base image it is (or would be) built on. */
+  baseImage: string;
+  /** Dependency files that keyed it. */
+  dependencyFiles: DependencyFile[];
+  durationMs: number;
+}
+
+export type EnvImageResult =
+  | (EnvCommon & {
+      ok: true;
+      /** True only for the one call that built the image (joiners of a concurrent build get false). */
+      built: boolean;
+      /** Build log path (null when the image was reused and its log is not in logDir). */
+      log: string | null;
+    })
+  | (EnvCommon & {
+      ok: false;
+      reason: 'env_install_failed';
+      built: false;
+      /** Build log path. */
+      log: string;
+      /** The last lines of the failing step's output (the error). */
+      detail: string;
+    });
+

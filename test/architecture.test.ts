@@ -1,0 +1,147 @@
+/**
+ * The layering of the tree, checked on every import (type-only ones included: a type import is still
+ * a dependency a reader has to follow):
+ *   core/      the shared library: imports nothing above it (stages/, judges/, pipeline/, scripts/, bench/)
+ *   stages/X/  public only through stages/X/index.ts: no stage reaches into another's internals
+ *   judges/    plug-ins: no stages/, no pipeline/
+ *   pipeline/  composes the stages through their index.ts only
+ *   no source file imports test/
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { PROJECT_ROOT } from '../core/version.ts';
+
+const SOURCE_DIRS = ['core', 'stages', 'judges', 'pipeline', 'scripts'];
+
+/** Static imports and re-exports (`import ... from`, `export ... from`, `import '...'`) and `import('...')`. */
+const PATTERNS = [
+  /(?:^|[\n;])\s*(?:import|export)\s+(?:type\s+)?[^'"`;]*?\bfrom\s*(['"])([^'"\n]+)\1/g,
+  /(?:^|[\n;])\s*import\s*(['"])([^'"\n]+)\1/g,
+  /\bimport\s*\(\s*(['"`])([^'"`\n]+)\1\s*\)/g,
+];
+
+/** The module specifiers a file's text imports. Comments are blanked first, so a commented-out import does not count. */
+function importSpecifiers(text: string): string[] {
+  const code = text.replace(/\/\*[\s\S]*?\*\//g, (c) => c.replace(/[^\n]/g, ' ')).replace(/(^|[^:'"`\\])\/\/[^\n]*/g, '$1');
+  const out: string[] = [];
+  for (const re of PATTERNS) for (const m of code.matchAll(re)) out.push(m[2]!);
+  return [...new Set(out)];
+}
+
+interface Violation {
+  file: string;
+  specifier: string;
+  rule: string;
+}
+
+/** The layering rules broken by one import of `file` (both project-relative, posix separators). */
+function ruleBroken(file: string, target: string): string | null {
+  const top = (p: string) => p.split('/')[0]!;
+  const stageOf = (p: string) => (p.startsWith('stages/') ? p.split('/')[1]! : null);
+  const isStageIndex = (p: string) => /^stages\/[^/]+\/index\.ts$/.test(p);
+  const from = top(file);
+  const to = top(target);
+  if (SOURCE_DIRS.includes(from) && to === 'test') return 'source code imports test/';
+  if (from === 'core' && ['stages', 'judges', 'pipeline', 'scripts', 'bench'].includes(to)) return `core/ imports ${to}/`;
+  if (from === 'stages' && to === 'stages' && stageOf(file) !== stageOf(target) && !isStageIndex(target)) {
+    return `stages/${stageOf(file)} reaches into stages/${stageOf(target)} (only its index.ts is public)`;
+  }
+  if (from === 'judges' && (to === 'stages' || to === 'pipeline')) return `judges/ imports ${to}/`;
+  if (from === 'pipeline' && to === 'stages' && !isStageIndex(target)) return `pipeline/ reaches into stages/${stageOf(target)} (only its index.ts is public)`;
+  return null;
+}
+
+/** Every import in `files` (project-relative path -> text) that breaks the layering. Bare packages are not checked. */
+function violations(files: ReadonlyMap<string, string>): Violation[] {
+  const out: Violation[] = [];
+  for (const [file, text] of files) {
+    for (const specifier of importSpecifiers(text)) {
+      if (!specifier.startsWith('.')) continue;
+      const target = path.posix.normalize(path.posix.join(path.posix.dirname(file), specifier));
+      const rule = ruleBroken(file, target);
+      if (rule) out.push({ file, specifier, rule });
+    }
+  }
+  return out;
+}
+
+function sourceFiles(): Map<string, string> {
+  const files = new Map<string, string>();
+  const walk = (rel: string): void => {
+    for (const e of readdirSync(path.join(PROJECT_ROOT, rel), { withFileTypes: true })) {
+      if (e.name === 'node_modules' || e.name.startsWith('.')) continue;
+      const child = `${rel}/${e.name}`;
+      if (e.isDirectory()) walk(child);
+      else if (e.isFile() && e.name.endsWith('.ts')) files.set(child, readFileSync(path.join(PROJECT_ROOT, child), 'utf8'));
+    }
+  };
+  for (const dir of SOURCE_DIRS) walk(dir);
+  return files;
+}
+
+describe('architecture', () => {
+  it('the tree keeps its layering (core at the bottom, stages public only through index.ts, no test/ imports)', () => {
+    const files = sourceFiles();
+    expect(files.size).toBeGreaterThan(50);
+    // The scan reads the real files: the composition's imports of the stages are seen.
+    expect(importSpecifiers(files.get('pipeline/registry.ts')!)).toContain('../stages/discover/index.ts');
+    expect(violations(files).map((v) => `${v.file}: '${v.specifier}' — ${v.rule}`)).toEqual([]);
+  });
+
+  it('configuration has one owner: nothing but core/config.ts reads process.env', () => {
+    const readers = [...sourceFiles()].filter(([file, text]) => file !== 'core/config.ts' && /\bprocess\.env\b/.test(text.replace(/\/\/.*$|\/\*[\s\S]*?\*\//gm, ''))).map(([f]) => f);
+    expect(readers).toEqual([]);
+  });
+
+  it('the scanner sees every import form, type-only and dynamic ones included', () => {
+    const text = [
+      "import { a } from './a.ts';",
+      "import type { B } from '../b.ts';",
+      'import {',
+      '  c,',
+      '  type D,',
+      "} from './c.ts';",
+      "import './side-effect.ts';",
+      "export { e } from './e.ts';",
+      "export * from './f.ts';",
+      "export type { G } from './g.ts';",
+      "const h = await import('./h.ts');",
+      'type I = import("./i.ts").I;',
+      "import * as ns from 'zod';",
+      "// import { old } from './commented.ts';",
+      "/* import { older } from './block-commented.ts'; */",
+      "const url = 'http://example.com/x'; const s = 'import nothing from here';",
+    ].join('\n');
+    expect(importSpecifiers(text).sort()).toEqual(
+      ['./a.ts', '../b.ts', './c.ts', './side-effect.ts', './e.ts', './f.ts', './g.ts', './h.ts', './i.ts', 'zod'].sort(),
+    );
+  });
+
+  it('each rule catches its violation, naming file and specifier', () => {
+    const files = new Map<string, string>([
+      ['core/git.ts', "import { x } from '../stages/szz/index.ts';\nimport type { Y } from '../bench/y.ts';"],
+      ['core/model/chain.ts', "import { helper } from '../../test/helpers/git-repo.ts';"],
+      ['stages/szz/index.ts', "import { sources } from '../discover/sources.ts';\nimport { discoverStage } from '../discover/index.ts';\nimport { pick } from './pick.ts';"],
+      ['stages/extract/context.ts', "const m = await import('../validate/run-chain.ts');"],
+      ['judges/fairness/index.ts', "import type { Chain } from '../../stages/szz/pick.ts';\nimport { runStage } from '../../pipeline/run-stage.ts';"],
+      ['pipeline/bin.ts', "export { attributeFix } from '../stages/szz/attribute.ts';\nimport { szzStage } from '../stages/szz/index.ts';"],
+      ['scripts/x.ts', "import { fakeGithub } from '../test/helpers/fake-github.ts';"],
+      ['core/ok.ts', "import { ForesightError } from './errors.ts';\nimport { z } from 'zod';"],
+    ]);
+    const found = violations(files).map((v) => `${v.file} ${v.specifier}`);
+    expect(found.sort()).toEqual(
+      [
+        'core/git.ts ../stages/szz/index.ts',
+        'core/git.ts ../bench/y.ts',
+        'core/model/chain.ts ../../test/helpers/git-repo.ts',
+        'stages/szz/index.ts ../discover/sources.ts',
+        'stages/extract/context.ts ../validate/run-chain.ts',
+        'judges/fairness/index.ts ../../stages/szz/pick.ts',
+        'judges/fairness/index.ts ../../pipeline/run-stage.ts',
+        'pipeline/bin.ts ../stages/szz/attribute.ts',
+        'scripts/x.ts ../test/helpers/fake-github.ts',
+      ].sort(),
+    );
+  });
+});
