@@ -13,7 +13,7 @@ import { loadConfig } from '../core/config.ts';
 import { createLogger } from '../core/log.ts';
 import { runPipeline } from '../pipeline/pipeline.ts';
 import { makeDemoRepo } from '../pipeline/demo/make-demo-repo.ts';
-import { connectDocker } from '../core/env/docker.ts';
+import { connectDocker } from '../core/env/index.ts';
 
 const { values } = parseArgs({ options: { clone: { type: 'string' }, repo: { type: 'string' }, jobs: { type: 'string' } } });
 const work = await mkdtemp(join(tmpdir(), 'foresight-bench-validate-'));

@@ -1,11 +1,30 @@
 /**
- * Test environments, the one surface the stages use: images (base tier from Debian packages, env tier
- * per recipe and dependency files, cache policy) and containers (one locked-down container per
- * environment, states run as execs, removed on abort), plus the recipes and runners that shape them.
+ * Test environments, the one surface the stages (and later eval and bisection) use:
+ *  - image/      base tier (Debian bookworm from debootstrap, tagged by the build script's hash), env tier
+ *                (`foresight-env:<key>`: the recipe's install in /opt/venv, keyed by the recipe's build
+ *                fields and the dependency files' content), build locks, the cache policy
+ *  - container/  one locked-down container per environment (no network, limits, non-root), states run as
+ *                execs with bounded output and deadlines, removed on close or when the run aborts
+ *  - recipes/, runners/  the plug-ins that shape them
  */
-export * from './docker.ts';
-export * from './images.ts';
-export { loadRecipe, recipeFileName, parseRecipe, type LoadedRecipe } from './recipes/load.ts';
-export { isIgnoredTest, filterTestFiles, RecipeSchema, type Recipe } from './recipes/schema.ts';
+export { assertDockerReachable, connectDocker, dockerEndpoint, isDockerReachable } from './daemon.ts';
+export { BASE_PYTHON, BASE_REPOSITORY, BASE_SCRIPT, baseImageTag, baseRecipeHash, DEFAULT_BASE_ALIAS, ensureBaseImage, ensureImage } from './image/base.ts';
+export type { BaseImage, EnsureBaseOptions, EnsureImageOptions } from './image/base.ts';
+export { aptScript, installScript, VENV, VENV_PYTHON } from './image/build-scripts.ts';
+export { DEFAULT_BUILD_TIMEOUT_SEC } from './image/build.ts';
+export type { BuildLog } from './image/docker-image.ts';
+export { EnvImages, envImageFor } from './image/env-images.ts';
+export type { EnvImagesOptions } from './image/env-images.ts';
+export { BASE_LABEL, COMMIT_LABEL, CREATED_LABEL, dependencyFiles, ENV_REPOSITORY, envImageKey, envImageTag, KEY_LABEL, REPO_LABEL } from './image/key.ts';
+export type { DependencyFile, EnvKeyInput } from './image/key.ts';
+export { defaultLockDir } from './image/lock.ts';
+export type { EnvImageRequest, EnvImageResult } from './image/types.ts';
+export { applyCachePolicy, CACHE_LEVELS, DEFAULT_CACHE_LEVEL, DEFAULT_ENV_KEEP, listEnvImages, pruneImages, touchImage } from './image/cache.ts';
+export type { CacheLevel, CachedImage, CachePolicyOptions } from './image/cache.ts';
+export { DEFAULT_LIMITS, openChainEnv, REPO_PATH } from './container/chain-env.ts';
+export type { ChainEnv, ChainEnvOptions, StateRequest, StateRun } from './container/chain-env.ts';
+export { forceRemove, ownContainerIds, ownerLabels, removeStaleContainers, RUN_LABEL } from './container/cleanup.ts';
+export { loadRecipe, parseRecipe, recipeFileName, type LoadedRecipe } from './recipes/load.ts';
+export { filterTestFiles, isIgnoredTest, RecipeSchema, type Recipe } from './recipes/schema.ts';
 export { getRunner, runners } from './runners/registry.ts';
 export type { ParsedRun, Runner, TestStatus } from './runners/types.ts';

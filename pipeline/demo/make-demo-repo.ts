@@ -18,7 +18,7 @@ import { mkdir, mkdtemp, readdir, rename, rm, writeFile } from 'node:fs/promises
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { pidAlive } from '../../core/env/cleanup.ts';
+import { pidAlive } from '../../core/pid.ts';
 import { processEnv } from '../../core/config.ts';
 import * as c from './content.ts';
 

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { connectDocker, isDockerReachable, RUN_LABEL } from '../../core/env/docker.ts';
+import { connectDocker, isDockerReachable, RUN_LABEL } from '../../core/env/index.ts';
 import { pythonWithDatasets, runPython } from '../helpers/python.ts';
 
 const run = promisify(execFile);

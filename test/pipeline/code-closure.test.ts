@@ -66,7 +66,7 @@ describe('the real stages: each closure contains what the stage runs', () => {
     for (const f of [
       'core/env/runners/pytest/run_state.sh',
       'core/env/runners/checkout.sh',
-      'core/env/build-base-image.sh',
+      'core/env/image/build-base-image.sh',
       'core/env/recipes/demo__minilib.json',
     ]) {
       expect(v.runtimeFiles, f).toContain(f);

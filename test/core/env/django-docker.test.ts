@@ -20,7 +20,7 @@ import {
   openChainEnv,
   type ChainEnv,
 } from '../../../core/env/index.ts';
-import { ownerLabels } from '../../../core/env/cleanup.ts';
+import { ownerLabels } from '../../../core/env/container/cleanup.ts';
 import { djangoRunner } from '../../../core/env/runners/django/index.ts';
 
 const docker = connectDocker();

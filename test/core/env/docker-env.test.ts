@@ -20,8 +20,8 @@ import {
   removeStaleContainers,
   type ChainEnv,
 } from '../../../core/env/index.ts';
-import { ownerLabels } from '../../../core/env/cleanup.ts';
-import { runExec } from '../../../core/env/exec.ts';
+import { ownerLabels } from '../../../core/env/container/cleanup.ts';
+import { runExec } from '../../../core/env/container/exec.ts';
 import { pytestRunner } from '../../../core/env/runners/pytest/index.ts';
 
 const docker = connectDocker();

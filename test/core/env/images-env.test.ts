@@ -12,7 +12,7 @@ import Docker from 'dockerode';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ForesightError } from '../../../core/errors.ts';
 import { connectDocker, DEFAULT_BASE_ALIAS, isDockerReachable, openChainEnv } from '../../../core/env/index.ts';
-import { forceRemove, ownerLabels } from '../../../core/env/cleanup.ts';
+import { forceRemove, ownerLabels } from '../../../core/env/container/cleanup.ts';
 import {
   applyCachePolicy,
   baseImageTag,
@@ -24,7 +24,7 @@ import {
   pruneImages,
   touchImage,
   type BaseImage,
-} from '../../../core/env/images.ts';
+} from '../../../core/env/index.ts';
 import { loadRecipe } from '../../../core/env/recipes/load.ts';
 import { RecipeSchema } from '../../../core/env/recipes/schema.ts';
 import { pytestRunner } from '../../../core/env/runners/pytest/index.ts';

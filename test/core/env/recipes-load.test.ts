@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ForesightError } from '../../../core/errors.ts';
-import { parsePipConfigList, pipSources } from '../../../core/env/pip-sources.ts';
+import { parsePipConfigList, pipSources } from '../../../core/env/image/pip-sources.ts';
 import { declaredExtras, detectRecipe } from '../../../core/env/recipes/detect.ts';
 import { matchesGlob } from '../../../core/glob.ts';
 import { loadRecipe, parseRecipe, RECIPES_DIR, recipeFileName } from '../../../core/env/recipes/load.ts';

@@ -8,18 +8,19 @@ import { stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type Docker from 'dockerode';
-import { ensureBaseImage, type BaseImage } from './base-image.ts';
-import { withLock } from './build-lock.ts';
-import { connectDocker } from './connect.ts';
-import { assertDockerReachable, DEFAULT_BASE_ALIAS, type BuildLog } from './docker.ts';
-import { buildEnv, DEFAULT_BUILD_TIMEOUT_SEC } from './env-build.ts';
-import { ENV_REPOSITORY, envImageKey, envImageTag } from './env-key.ts';
-import { touchImage } from './image-cache.ts';
-import { inspectImage } from './image-docker.ts';
-import type { EnvImageRequest, EnvImageResult } from './image-types.ts';
+import { DEFAULT_BASE_ALIAS, ensureBaseImage, type BaseImage } from './base.ts';
+import { withLock } from './lock.ts';
+import { connectDocker } from '../connect.ts';
+import { assertDockerReachable } from '../daemon.ts';
+import type { BuildLog } from './docker-image.ts';
+import { buildEnv, DEFAULT_BUILD_TIMEOUT_SEC } from './build.ts';
+import { ENV_REPOSITORY, envImageKey, envImageTag } from './key.ts';
+import { touchImage } from './cache.ts';
+import { inspectImage } from './docker-image.ts';
+import type { EnvImageRequest, EnvImageResult } from './types.ts';
 import { pipSources, type PipSources } from './pip-sources.ts';
 
-export type { EnvCommon, EnvImageRequest, EnvImageResult } from './image-types.ts';
+export type { EnvCommon, EnvImageRequest, EnvImageResult } from './types.ts';
 
 export interface EnvImagesOptions {
   docker?: Docker;

@@ -1,8 +1,8 @@
 /** What names an env image: its key (hash of what builds it), its tag and its labels (see images.ts). */
-import { fingerprint } from '../fingerprint.ts';
-import { git } from '../git.ts';
-import { matchesAny } from '../glob.ts';
-import { buildFields, type Recipe } from './recipes/schema.ts';
+import { fingerprint } from '../../fingerprint.ts';
+import { git } from '../../git.ts';
+import { matchesAny } from '../../glob.ts';
+import { buildFields, type Recipe } from '../recipes/schema.ts';
 import { aptScript, installScript } from './build-scripts.ts';
 
 export const ENV_REPOSITORY = 'foresight-env';

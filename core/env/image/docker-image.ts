@@ -1,7 +1,6 @@
 /** Docker image primitives shared by the image tiers (images.ts): inspect, tag, error wrapping. */
 import type Docker from 'dockerode';
-import { ForesightError } from '../errors.ts';
-import type { BuildLog } from './docker.ts';
+import { ForesightError } from '../../errors.ts';
 
 export const statusCode = (err: unknown): number | undefined => (err as { statusCode?: number } | null)?.statusCode;
 
@@ -13,6 +12,9 @@ export function dockerError(what: string, err: unknown): ForesightError {
     cause: err,
   });
 }
+
+/** Where build output goes: a chunk callback, or a logger (one info line per line). */
+export type BuildLog = ((chunk: string) => void) | { info(msg: string): void };
 
 export function logLine(log: BuildLog | undefined, msg: string): void {
   if (!log) return;

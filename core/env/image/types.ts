@@ -1,8 +1,8 @@
 /** The request and result types of the env tier (see images.ts): shared by env-image.ts and env-build.ts. */
 import type Docker from 'dockerode';
-import type { Recipe } from './recipes/schema.ts';
-import type { BuildLog } from './docker.ts';
-import type { DependencyFile } from './env-key.ts';
+import type { Recipe } from '../recipes/schema.ts';
+import type { BuildLog } from './docker-image.ts';
+import type { DependencyFile } from './key.ts';
 
 export interface EnvImageRequest {
   /** The clone (work tree or git dir) read with git ls-tree / show. */

@@ -1,5 +1,5 @@
 /** The shell scripts run in the env build container: the apt step and the install step (see images.ts). */
-import type { Recipe } from './recipes/schema.ts';
+import type { Recipe } from '../recipes/schema.ts';
 
 /** Inside env images. */
 export const VENV = '/opt/venv';

@@ -1,10 +1,10 @@
 /** The cache policy: when env and base images are removed, and their last use (see images.ts). */
 import type Docker from 'dockerode';
-import { ForesightError } from '../errors.ts';
-import { baseImageTag, DEFAULT_BASE_ALIAS } from './base-image.ts';
-import { connectDocker } from './connect.ts';
-import { CREATED_LABEL, ENV_REPOSITORY } from './env-key.ts';
-import { dockerError, inspectImage, splitRef, statusCode, tagImage } from './image-docker.ts';
+import { ForesightError } from '../../errors.ts';
+import { baseImageTag, DEFAULT_BASE_ALIAS } from './base.ts';
+import { connectDocker } from '../connect.ts';
+import { CREATED_LABEL, ENV_REPOSITORY } from './key.ts';
+import { dockerError, inspectImage, splitRef, statusCode, tagImage } from './docker-image.ts';
 
 export type CacheLevel = 'none' | 'base' | 'env';
 export const CACHE_LEVELS: readonly CacheLevel[] = ['none', 'base', 'env'];

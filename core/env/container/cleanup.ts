@@ -6,6 +6,8 @@
  */
 import { hostname } from 'node:os';
 import type Docker from 'dockerode';
+import { pidAlive } from '../../pid.ts';
+
 
 export const RUN_LABEL = 'foresight.run';
 export const PID_LABEL = 'foresight.pid';
@@ -39,16 +41,6 @@ export function removeOnAbort(docker: Docker, id: string, signal: AbortSignal | 
   }
   signal.addEventListener('abort', onAbort, { once: true });
   return () => signal.removeEventListener('abort', onAbort);
-}
-
-/** Whether a process of this host is still running (EPERM: it is, under another user). */
-export function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 /**

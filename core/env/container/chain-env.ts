@@ -6,11 +6,11 @@ import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type Docker from 'dockerode';
-import { ForesightError } from '../errors.ts';
-import { absoluteGitDir } from '../git.ts';
-import type { ParsedRun, Runner } from './runners/types.ts';
+import { ForesightError } from '../../errors.ts';
+import { absoluteGitDir } from '../../git.ts';
+import type { ParsedRun, Runner } from '../runners/types.ts';
 import { forceRemove, ownerLabels, removeOnAbort } from './cleanup.ts';
-import { connectDocker } from './connect.ts';
+import { connectDocker } from '../connect.ts';
 import { DROPPED, runExec } from './exec.ts';
 
 export const DEFAULT_LIMITS = {

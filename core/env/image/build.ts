@@ -5,16 +5,16 @@
 import { appendFile, mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type Docker from 'dockerode';
-import { absoluteGitDir } from '../git.ts';
-import { redact } from '../secrets.ts';
-import { buildFields } from './recipes/schema.ts';
-import { BASE_PYTHON, type BaseImage } from './base-image.ts';
+import { absoluteGitDir } from '../../git.ts';
+import { redact } from '../../secrets.ts';
+import { buildFields } from '../recipes/schema.ts';
+import { BASE_PYTHON, type BaseImage } from './base.ts';
 import { aptScript, installScript, VENV, VENV_PYTHON } from './build-scripts.ts';
-import { forceRemove, ownerLabels, PID_LABEL, HOST_LABEL, RUN_LABEL, removeOnAbort } from './cleanup.ts';
-import type { EnvCommon, EnvImageRequest, EnvImageResult } from './image-types.ts';
-import { BASE_LABEL, COMMIT_LABEL, CREATED_LABEL, KEY_LABEL, REPO_LABEL } from './env-key.ts';
-import { runExec } from './exec.ts';
-import { dockerError, logLine, splitRef } from './image-docker.ts';
+import { forceRemove, ownerLabels, PID_LABEL, HOST_LABEL, RUN_LABEL, removeOnAbort } from '../container/cleanup.ts';
+import type { EnvCommon, EnvImageRequest, EnvImageResult } from './types.ts';
+import { BASE_LABEL, COMMIT_LABEL, CREATED_LABEL, KEY_LABEL, REPO_LABEL } from './key.ts';
+import { runExec } from '../container/exec.ts';
+import { dockerError, logLine, splitRef } from './docker-image.ts';
 import type { PipSources } from './pip-sources.ts';
 
 const IMAGE_PATH = `${VENV}/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin`;

@@ -4,11 +4,11 @@ import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import type Docker from 'dockerode';
-import { ForesightError } from '../errors.ts';
-import { connectDocker } from './connect.ts';
-import { withLock } from './build-lock.ts';
-import type { BuildLog } from './docker.ts';
-import { inspectImage, logLine, tagImage } from './image-docker.ts';
+import { ForesightError } from '../../errors.ts';
+import { connectDocker } from '../connect.ts';
+import { withLock } from './lock.ts';
+import type { BuildLog } from './docker-image.ts';
+import { inspectImage, logLine, tagImage } from './docker-image.ts';
 
 export const BASE_REPOSITORY = 'foresight-base';
 export const BASE_SCRIPT = fileURLToPath(new URL('./build-base-image.sh', import.meta.url));
@@ -89,10 +89,46 @@ async function buildBase(docker: Docker, image: string, alias: string, log: Buil
   }
   const info = await inspectImage(docker, image);
   if (!info) {
-    throw new ForesightError(`core/env/build-base-image.sh finished but ${image} is missing`, {
+    throw new ForesightError(`${BASE_SCRIPT} finished but ${image} is missing`, {
       remedy: 'run `docker image ls` and `core/env/build-base-image.sh` by hand',
       external: true,
     });
   }
   return { image, id: info.Id, alias, built: true };
+}
+
+async function imagePresent(docker: Docker, name: string): Promise<boolean> {
+  try {
+    await docker.getImage(name).inspect();
+    return true;
+  } catch (err) {
+    if ((err as { statusCode?: number }).statusCode === 404) return false;
+    throw err;
+  }
+}
+
+
+export interface EnsureImageOptions {
+  docker?: Docker;
+  log?: BuildLog;
+  /** The base image's alias (config images.baseAlias): that name is built offline when missing. */
+  baseAlias?: string;
+  lockDir?: string | null;
+}
+
+/**
+ * Make sure `name` exists locally. The offline base image's alias is built (one build path:
+ * ensureBaseImage, about 90 s); any other missing image is an error (no registry is assumed reachable).
+ */
+export async function ensureImage(name: string, opts: EnsureImageOptions = {}): Promise<void> {
+  const docker = opts.docker ?? connectDocker();
+  if (await imagePresent(docker, name)) return;
+  const alias = opts.baseAlias ?? DEFAULT_BASE_ALIAS;
+  if (name !== alias) {
+    throw new ForesightError(`Docker image ${name} is not present`, {
+      remedy: `build or \`docker load\` it first, or use the offline base image ${alias}`,
+      external: true,
+    });
+  }
+  await ensureBaseImage({ docker, alias, lockDir: opts.lockDir, log: opts.log });
 }
