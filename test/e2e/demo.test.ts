@@ -1,10 +1,12 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { mkdtemp, readFile, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { connectDocker, isDockerReachable, RUN_LABEL } from '../../core/env/index.ts';
+import { readParquetTable } from '../../stages/emit/write-parquet.ts';
+import { startFakeOpenAI } from '../helpers/fake-openai.ts';
 import { pythonWithDatasets, runPython } from '../helpers/python.ts';
 
 const run = promisify(execFile);
@@ -12,11 +14,13 @@ const ROOT = join(import.meta.dirname, '..', '..');
 const FLAKY = 'tests/test_text.py::test_normalize_space_random_input';
 const SETS = ['FAIL_TO_PASS', 'PASS_TO_PASS', 'p2p_excluded_gold_fail', 'ANTICIPATION_FAIL_TO_PASS', 'PR2_FAIL_TO_PASS', 'PR2_PASS_TO_PASS'];
 
-async function foresight(args: string[]): Promise<{ stdout: string; stderr: string }> {
+const KEY = 'sk-demo-secret-never-logged';
+
+async function foresight(args: string[], env: Record<string, string> = {}): Promise<{ stdout: string; stderr: string }> {
   // The real CLI, as a user runs it; a secret in the environment must never reach an artifact.
   return run(join(ROOT, 'node_modules/.bin/tsx'), [join(ROOT, 'pipeline/bin.ts'), ...args], {
     cwd: ROOT,
-    env: { ...process.env, FORESIGHT_LLM_API_KEY: 'sk-demo-secret-never-logged', FORESIGHT_LLM_BASE_URL: '' },
+    env: { ...process.env, FORESIGHT_LLM_API_KEY: KEY, FORESIGHT_LLM_BASE_URL: '', ...env },
     maxBuffer: 64 * 1024 * 1024,
   });
 }
@@ -125,4 +129,57 @@ describe.skipIf(!dockerUp)('make demo, end to end through real Docker', () => {
     expect((await stat(join(repoDir, 'validate', 'manifest.json'))).mtimeMs).toBe(validate.mtimeMs);
     expect((await stat(join(repoDir, 'judge', 'manifest.json'))).mtimeMs).toBeGreaterThan(judge.mtimeMs);
   }, 120_000);
+
+  it('SIGTERM during validate loses no good chain: nothing from killed containers is kept, a rerun gives the same rows', async () => {
+    const data2 = await mkdtemp(join(tmpdir(), 'foresight-e2e-term-'));
+    const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'pipeline/bin.ts'), 'demo', '--data', data2], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    let sent = false;
+    child.stderr.setEncoding('utf8').on('data', (d: string) => {
+      stderr += d;
+      // Mid-validate: a chain is running in its container when the signal lands.
+      if (!sent && /\[validate\] validating chains 1\//.test(stderr)) {
+        sent = true;
+        setTimeout(() => child.kill('SIGTERM'), 4000);
+      }
+    });
+    const code = await new Promise<number | null>((r) => child.on('close', r));
+    expect(sent, stderr).toBe(true);
+    expect(code, stderr).toBe(143);
+    const left = await connectDocker().listContainers({ all: true, filters: { label: [`${RUN_LABEL}=1`, `foresight.pid=${child.pid}`] } });
+    expect(left).toEqual([]);
+    const term = join(data2, 'demo__minilib');
+    const checkpoint = await readFile(join(term, 'validate', 'checkpoint.jsonl'), 'utf8').catch(() => '');
+    expect(checkpoint).not.toMatch(/exit 137|env_failed/);
+    await foresight(['demo', '--data', data2]);
+    const sets = async (dir: string) =>
+      (await jsonl(join(dir, 'emit', 'hf', 'jsonl', 'verified.jsonl'))).map((r) => [r.instance_id, r.exclusion_reason, ...SETS.map((k) => r[k])]);
+    expect(await sets(term)).toEqual(await sets(repoDir));
+  }, 300_000);
+
+  it('an LLM endpoint that echoes the API key puts it in no artifact, log or Parquet file', async () => {
+    const llm = await startFakeOpenAI();
+    try {
+      // One answer fits every judge's schema; its reason quotes the key the client sent.
+      const answer = JSON.stringify({ verdict: 'bug_fix', code: 'A', leak: false, prescribes_mechanism: false, reason: `authorized with ${KEY}` });
+      llm.enqueue(...Array.from({ length: 30 }, () => ({ content: answer })));
+      await foresight(['run', '--repo', 'demo/minilib', '--data', data, '--from', 'judge'], {
+        FORESIGHT_LLM_BASE_URL: llm.baseURL,
+        FORESIGHT_JUDGE_MODEL: 'judge-m',
+        FORESIGHT_FAIRNESS_MODELS: 'fair-a,fair-b',
+      });
+      expect(llm.requests.length).toBeGreaterThan(0);
+      expect(String(llm.requests[0]!.headers.authorization)).toContain(KEY);
+      const files = ['foresight.log.jsonl', 'judge/items.jsonl', 'judge/checkpoint.jsonl', 'emit/items.jsonl', 'emit/hf/jsonl/test.jsonl', 'emit/hf/jsonl/verified.jsonl', 'emit/hf/README.md'];
+      for (const f of files) expect(await readFile(join(repoDir, f), 'utf8'), f).not.toContain(KEY);
+      // The echo happened and was redacted where it landed, so the test can fail.
+      expect(await readFile(join(repoDir, 'judge/items.jsonl'), 'utf8')).toContain('authorized with <FORESIGHT_LLM_API_KEY>');
+      for (const f of ['data/test-00000-of-00001.parquet', 'verified/verified-00000-of-00001.parquet']) {
+        const table = await readParquetTable(join(hf, f));
+        expect(JSON.stringify(table.toArray().map((r) => r.toJSON()), (_k, v: unknown) => (typeof v === 'bigint' ? String(v) : v)), f).not.toContain(KEY);
+      }
+    } finally {
+      await llm.close();
+    }
+  }, 180_000);
 });

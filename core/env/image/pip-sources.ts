@@ -8,6 +8,8 @@ import { execFile } from 'node:child_process';
 import { readFile, readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { splitCredentials } from '../../config.ts';
+import { registerSecret } from '../../secrets.ts';
 
 export interface PipSources {
   /** PIP_* variables for `pip` in the build container. */
@@ -132,6 +134,19 @@ function outermost(paths: string[]): string[] {
   return sorted.filter((p) => !sorted.some((q) => q !== p && p.startsWith(q === '/' ? '/' : `${q}/`)));
 }
 
+/**
+ * A pip location as it may be shown: `https://user:token@host/simple` loses its credentials, which are
+ * registered as secrets so that any other text carrying them (pip's own output in a build log) is redacted.
+ */
+function withoutCredentials(location: string): string {
+  const { url, credentials } = splitCredentials(location);
+  if (credentials) {
+    registerSecret('pip index credentials', credentials);
+    registerSecret('pip index credentials', credentials.split(':').slice(1).join(':'));
+  }
+  return url;
+}
+
 export async function pipSources(cfg?: Map<string, string>): Promise<PipSources> {
   const conf = cfg ?? (await hostPipConfig());
   const notes: string[] = [];
@@ -143,7 +158,7 @@ export async function pipSources(cfg?: Map<string, string>): Promise<PipSources>
   for (const url of candidates) {
     const p = localPath(url);
     if (p === null) {
-      notes.push(`pip index ${url}: remote, not used (builds are offline)`);
+      notes.push(`pip index ${withoutCredentials(url)}: remote, not used (builds are offline)`);
       continue;
     }
     if (!(await exists(p))) {
@@ -158,7 +173,7 @@ export async function pipSources(cfg?: Map<string, string>): Promise<PipSources>
   for (const v of words(setting(conf, 'find-links'))) {
     const p = localPath(v);
     if (p === null) {
-      notes.push(`pip find-links ${v}: remote, not used (builds are offline)`);
+      notes.push(`pip find-links ${withoutCredentials(v)}: remote, not used (builds are offline)`);
       continue;
     }
     if (!(await exists(p))) {
@@ -173,7 +188,7 @@ export async function pipSources(cfg?: Map<string, string>): Promise<PipSources>
   for (const v of words(setting(conf, 'constraint'))) {
     const p = localPath(v);
     if (p === null || !(await exists(p))) {
-      notes.push(`pip constraint ${v}: not a local file, not used`);
+      notes.push(`pip constraint ${withoutCredentials(v)}: not a local file, not used`);
       continue;
     }
     constraints.push(p);

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ForesightError } from '../../../core/errors.ts';
+import { clearSecrets, redact } from '../../../core/secrets.ts';
 import { parsePipConfigList, pipSources } from '../../../core/env/image/pip-sources.ts';
 import { declaredExtras, detectRecipe } from '../../../core/env/recipes/detect.ts';
 import { matchesGlob } from '../../../core/glob.ts';
@@ -232,5 +233,15 @@ describe('pip configuration', () => {
     const none = await pipSources(new Map());
     expect(none.env).toContain('PIP_NO_INDEX=1');
     expect(none.binds).toEqual([]);
+  });
+
+  it('credentials in a pip index URL never reach the env-build log', async () => {
+    const s = await pipSources(new Map([['global.index-url', 'https://builder:idx-s3cret-pw@pypi.example.invalid/simple']]));
+    const notes = s.notes.join('\n');
+    expect(notes).toContain('https://pypi.example.invalid/simple');
+    expect(notes).not.toContain('idx-s3cret-pw');
+    // Registered as a secret: pip's own output quoting the URL is redacted wherever it is written.
+    expect(redact('Looking in indexes: https://builder:idx-s3cret-pw@pypi.example.invalid/simple')).not.toContain('idx-s3cret-pw');
+    clearSecrets();
   });
 });

@@ -1,0 +1,89 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { defaultConfig, loadConfig, loadSecrets, NO_SECRETS } from '../../core/config.ts';
+import { ForesightError } from '../../core/errors.ts';
+import { fingerprint } from '../../core/fingerprint.ts';
+import { clearSecrets, containsSecret, redact } from '../../core/secrets.ts';
+
+function error(fn: () => unknown): ForesightError {
+  try {
+    fn();
+  } catch (err) {
+    expect(err).toBeInstanceOf(ForesightError);
+    return err as ForesightError;
+  }
+  throw new Error('expected a ForesightError');
+}
+
+afterEach(() => clearSecrets());
+
+describe('loadConfig: one configuration from flags, environment and defaults', () => {
+  it('defaults without any setting', () => {
+    const c = loadConfig({});
+    expect(c).toEqual(defaultConfig());
+    expect(c.validate).toMatchObject({ runs: 3, jobs: 1, timeoutSec: 600, memoryMiB: 2048, pidsLimit: 512, cpus: 1 });
+    expect(c.images).toEqual({ cache: 'env', envKeep: 30, baseAlias: 'foresight-base:bookworm', lockDir: null });
+    expect(c.judge.provider).toBe('rules');
+  });
+
+  it('flags win over the environment', () => {
+    const c = loadConfig({ FORESIGHT_JOBS: '4', FORESIGHT_RUNS: '2', FORESIGHT_SINCE: '2020-01-01' }, { jobs: '2', since: '2023-05-01' });
+    expect(c.validate.jobs).toBe(2);
+    expect(c.validate.runs).toBe(2);
+    expect(c.discover.since).toBe('2023-05-01T00:00:00.000Z');
+  });
+
+  it('a date that does not exist (2024-02-30) is refused, not rolled over to March', () => {
+    const e = error(() => loadConfig({}, { since: '2024-02-30' }));
+    expect(e.message).toBe('--since 2024-02-30 is not a date');
+    expect(e.remedy).toContain('--since');
+  });
+
+  it('a bare number (1) is not a date', () => {
+    expect(error(() => loadConfig({ FORESIGHT_UNTIL: '1' })).message).toBe('FORESIGHT_UNTIL=1 is not a date');
+    expect(error(() => loadConfig({}, { until: '2023-13-01' })).message).toContain('--until 2023-13-01');
+    expect(loadConfig({}, { since: '2023-01-01T12:30:00Z' }).discover.since).toBe('2023-01-01T12:30:00.000Z');
+  });
+
+  it('since after until is an empty window, refused instead of mining nothing silently', () => {
+    const e = error(() => loadConfig({}, { since: '2024-01-01', until: '2023-01-01' }));
+    expect(e.message).toContain('the window is empty');
+    expect(error(() => loadConfig({}, { since: '2024-01-01', until: '2024-01-01' })).message).toContain('not before');
+  });
+
+  it('a bad flag is named as the flag, a bad variable as the variable', () => {
+    const flag = error(() => loadConfig({}, { jobs: 'abc' }));
+    expect(flag.message).toBe('--jobs abc is not a whole number ≥ 1');
+    expect(flag.message + flag.remedy).not.toContain('FORESIGHT_JOBS');
+    expect(flag.remedy).toContain('--jobs');
+    const env = error(() => loadConfig({ FORESIGHT_JOBS: '0' }));
+    expect(env.message).toBe('FORESIGHT_JOBS=0 is not a whole number ≥ 1');
+    expect(error(() => loadConfig({ FORESIGHT_CPUS: '-1' })).message).toContain('FORESIGHT_CPUS=-1');
+    expect(error(() => loadConfig({ FORESIGHT_IMAGE_CACHE: 'all' })).message).toContain('one of none, base, env');
+    expect(error(() => loadConfig({ FORESIGHT_GITHUB_API_URL: 'ftp://x' })).message).toContain('FORESIGHT_GITHUB_API_URL');
+  });
+
+  it('an LLM model named without an endpoint is refused rather than silently judged by rules', () => {
+    expect(error(() => loadConfig({ FORESIGHT_JUDGE_MODEL: 'm' })).message).toContain('FORESIGHT_LLM_BASE_URL is not');
+  });
+});
+
+describe('secrets: kept out of the configuration and redacted by value', () => {
+  const TOKEN = ['ghp', 'cfgTestTok3n0123456789'].join('_');
+
+  it('no secret is part of the configuration, so none is ever fingerprinted', () => {
+    const env = { GITHUB_TOKEN: TOKEN, FORESIGHT_LLM_API_KEY: 'sk-cfg-test-key-42', FORESIGHT_GIT_URL: 'https://u:pw-cfg-secret@git.example.org' };
+    const c = loadConfig(env);
+    const s = loadSecrets(env);
+    expect(s).toMatchObject({ githubToken: TOKEN, llmApiKey: 'sk-cfg-test-key-42', gitUrlCredentials: 'u:pw-cfg-secret' });
+    const text = JSON.stringify(c);
+    for (const v of [TOKEN, 'sk-cfg-test-key-42', 'pw-cfg-secret']) expect(text).not.toContain(v);
+    // A change of token changes no stage's configuration fingerprint.
+    expect(fingerprint(loadConfig({ ...env, GITHUB_TOKEN: 'ghp_other0123456789' }))).toBe(fingerprint(c));
+    expect(containsSecret(`x ${TOKEN} y`)).toBe(true);
+    expect(redact(`token ${TOKEN}`)).toBe('token <GITHUB_TOKEN>');
+  });
+
+  it('NO_SECRETS carries none', () => {
+    expect(Object.values(NO_SECRETS).every((v) => v === null)).toBe(true);
+  });
+});
