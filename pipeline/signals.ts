@@ -3,7 +3,7 @@
  * stops starting work, containers tied to the signal are removed at once, and nothing computed after
  * the abort is checkpointed (pipeline/run-stage.ts), so a rerun redoes exactly the interrupted items.
  * A second signal, or a run that does not unwind within the grace period, exits at once; containers
- * left then are swept by the next run (core/env/cleanup.ts).
+ * left then are swept by the next run (core/env/container/cleanup.ts).
  */
 import { ForesightError } from '../core/errors.ts';
 

@@ -30,4 +30,4 @@ if ! docker version >/dev/null 2>&1; then
 fi
 [ -S "$sock" ] || { echo "setup: Docker answers but not on $sock: set DOCKER_HOST=unix://<socket>" >&2; }
 
-bash core/env/build-base-image.sh "${FORESIGHT_IMAGE:-foresight-base:bookworm}"
+bash core/env/image/build-base-image.sh "${FORESIGHT_IMAGE:-foresight-base:bookworm}"

@@ -1,4 +1,4 @@
-/** The base tier `foresight-base:<recipe>`, built by core/env/build-base-image.sh (see images.ts). */
+/** The base tier `foresight-base:<recipe>`, built by image/build-base-image.sh (see core/env/README.md). */
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';

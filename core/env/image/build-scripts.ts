@@ -1,4 +1,4 @@
-/** The shell scripts run in the env build container: the apt step and the install step (see images.ts). */
+/** The shell scripts run in the env build container: the apt step and the install step (see core/env/README.md). */
 import type { Recipe } from '../recipes/schema.ts';
 
 /** Inside env images. */

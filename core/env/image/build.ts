@@ -1,6 +1,6 @@
 /**
  * Building one env image: the build container from the base, the apt step (network, then cut
- * off), the install step (offline), `docker commit` (see images.ts).
+ * off), the install step (offline), `docker commit` (see core/env/README.md).
  */
 import { appendFile, mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';

@@ -1,4 +1,4 @@
-/** The cache policy: when env and base images are removed, and their last use (see images.ts). */
+/** The cache policy: when env and base images are removed, and their last use (see core/env/README.md). */
 import type Docker from 'dockerode';
 import { ForesightError } from '../../errors.ts';
 import { baseImageTag, DEFAULT_BASE_ALIAS } from './base.ts';
@@ -84,7 +84,7 @@ export interface CachePolicyOptions {
   baseAlias?: string;
 }
 
-/** Apply the cache policy at the end of a run; returns the refs removed. See the header comment of images.ts. */
+/** Apply the cache policy at the end of a run; returns the refs removed. See core/env/README.md. */
 export async function applyCachePolicy(level: CacheLevel, opts: CachePolicyOptions): Promise<string[]> {
   const docker = opts.docker ?? connectDocker();
   if (level === 'env') return pruneImages({ keep: opts.keep ?? DEFAULT_ENV_KEEP, docker });

@@ -1,4 +1,4 @@
-/** Docker image primitives shared by the image tiers (images.ts): inspect, tag, error wrapping. */
+/** Docker image primitives shared by the image tiers (core/env/README.md): inspect, tag, error wrapping. */
 import type Docker from 'dockerode';
 import { ForesightError } from '../../errors.ts';
 

@@ -1,5 +1,5 @@
 /**
- * The env tier `foresight-env:<key>` (see images.ts). An `EnvImages` belongs to one run: it reuses the
+ * The env tier `foresight-env:<key>` (see core/env/README.md). An `EnvImages` belongs to one run: it reuses the
  * image of a key or has it built once (its own in-flight map + a lock file per key for other processes),
  * remembers failed keys for the rest of the run (the install is deterministic and offline), and reads the
  * host's pip sources once. Nothing of it outlives the run.

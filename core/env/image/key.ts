@@ -1,4 +1,4 @@
-/** What names an env image: its key (hash of what builds it), its tag and its labels (see images.ts). */
+/** What names an env image: its key (hash of what builds it), its tag and its labels (see core/env/README.md). */
 import { fingerprint } from '../../fingerprint.ts';
 import { git } from '../../git.ts';
 import { matchesAny } from '../../glob.ts';

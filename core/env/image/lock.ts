@@ -1,4 +1,4 @@
-/** Lock files serialising env builds of one key across processes on this host (see images.ts). */
+/** Lock files serialising env builds of one key across processes on this host (see core/env/README.md). */
 import { mkdir, open, readFile, rm, stat } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';

@@ -1,4 +1,4 @@
-/** The request and result types of the env tier (see images.ts): shared by env-image.ts and env-build.ts. */
+/** The request and result types of the env tier (see core/env/README.md): shared by env-images.ts and build.ts. */
 import type Docker from 'dockerode';
 import type { Recipe } from '../recipes/schema.ts';
 import type { BuildLog } from './docker-image.ts';

@@ -3,7 +3,7 @@
  * file per repository, `core/env/recipes/<owner>__<name>.json`; without one, the recipe is
  * detected from the repository at the commit (detect.ts).
  *
- * The env image (env/images.ts) is keyed by the fields that build it (runner, python,
+ * The env image (core/env/README.md) is keyed by the fields that build it (runner, python,
  * systemPackages, install, dependencyFiles) and by the content of the dependency files at the
  * commit; `env`, `ignoreTests`, `testFiles` and `comment` only matter at test time.
  */
