@@ -14,6 +14,8 @@ export { aptScript, installScript, VENV, VENV_PYTHON } from './image/build-scrip
 export { DEFAULT_BUILD_TIMEOUT_SEC } from './image/build.ts';
 export type { BuildLog } from './image/docker-image.ts';
 export { EnvImages, envImageFor } from './image/env-images.ts';
+export { DEFAULT_EVAL_BUILD_TIMEOUT_SEC, ensureEvalImage, EVAL_COMMIT_LABEL, EVAL_CREATED_LABEL, EVAL_ENV_LABEL, EVAL_HISTORIES, EVAL_HISTORY_LABEL, EVAL_KEY_LABEL, EVAL_RECIPE_VERSION, EVAL_REPO_PATH, EVAL_REPOSITORY, EVAL_RUNNER_PATH, EVAL_UID, evalImageTag, TIER_LABEL } from './image/eval-image.ts';
+export type { EvalHistory, EvalImageOptions, EvalImageResult } from './image/eval-image.ts';
 export type { EnvImagesOptions } from './image/env-images.ts';
 export { BASE_LABEL, COMMIT_LABEL, CREATED_LABEL, dependencyFiles, ENV_REPOSITORY, envImageKey, envImageTag, KEY_LABEL, REPO_LABEL } from './image/key.ts';
 export type { DependencyFile, EnvKeyInput } from './image/key.ts';

@@ -99,7 +99,7 @@ function checkRequest(req: StateRequest): void {
   }
 }
 
-async function resolveRunnerDir(runner: Runner): Promise<string> {
+export async function resolveRunnerDir(runner: Runner): Promise<string> {
   const dir = runner.dir ?? fileURLToPath(new URL(`../runners/${runner.name}/`, import.meta.url));
   const script = path.join(dir, runner.script);
   if (!(await stat(script).catch(() => null))?.isFile()) {

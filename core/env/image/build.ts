@@ -25,11 +25,63 @@ export const DEFAULT_BUILD_TIMEOUT_SEC = 1800;
 const DETAIL_LINES = 25;
 const DETAIL_CHARS = 3000;
 
-function lastLines(text: string): string {
+/** The last non-empty lines of a step's output (at most DETAIL_LINES, DETAIL_CHARS): a failure's detail. */
+export function lastLines(text: string): string {
   const lines = text.split('\n').map((l) => l.trimEnd()).filter((l) => l.trim() !== '');
   const tail = lines.slice(-DETAIL_LINES).join('\n');
   return tail.length > DETAIL_CHARS ? tail.slice(-DETAIL_CHARS) : tail;
 }
+
+/** Appends text to a build log, redacted. */
+export type AppendLog = (text: string) => Promise<void>;
+
+/** Start a build log at `logPath` with its header; what is appended later is redacted too. */
+export async function openBuildLog(logPath: string, header: readonly string[]): Promise<AppendLog> {
+  await mkdir(path.dirname(logPath), { recursive: true });
+  await writeFile(logPath, redact(header.join('\n')));
+  // Build logs leave the process: no credential (a pip index URL's, say) may reach them.
+  return (text) => appendFile(logPath, redact(text.endsWith('\n') ? text : `${text}\n`));
+}
+
+export interface BuildStep {
+  exitCode: number | null;
+  text: string;
+  timedOut: boolean;
+}
+
+/**
+ * One build step: `sh -c script` (with `env` set) in a build container, its output appended to the log.
+ * Past `deadline` (epoch ms) the container is killed and the step is `timedOut`. A Docker failure throws
+ * a ForesightError naming `what`.
+ */
+export async function runBuildStep(
+  container: Docker.Container,
+  script: string,
+  env: readonly string[],
+  deadline: number,
+  append: AppendLog,
+  what: string,
+): Promise<BuildStep> {
+  const left = deadline - Date.now();
+  if (left <= 0) return { exitCode: null, text: '', timedOut: true };
+  try {
+    const res = await runExec(container, ['env', ...env, 'sh', '-c', script], {
+      capture: 'combined',
+      maxChars: 4 * 1024 * 1024,
+      deadlineMs: left,
+      onDeadline: async () => {
+        await container.kill().catch(() => undefined);
+      },
+    });
+    await append(res.text);
+    return { exitCode: res.exitCode, text: res.text, timedOut: res.deadlineHit };
+  } catch (err) {
+    throw dockerError(what, err);
+  }
+}
+
+/** A `docker commit` change: the build container's owner labels must not mark containers of the image as stale. */
+export const CLEAR_OWNER_LABELS = `LABEL ${RUN_LABEL}="" ${PID_LABEL}="" ${HOST_LABEL}=""`;
 
 export async function buildEnv(
   docker: Docker,
@@ -46,7 +98,6 @@ export async function buildEnv(
   const pip: PipSources = await pipSourcesOf();
   const apt = aptScript(req.recipe);
   const install = installScript(req.recipe);
-  await mkdir(path.dirname(logPath), { recursive: true });
   const header = [
     `# ${common.image}`,
     `# repo ${req.repo} commit ${req.commit}`,
@@ -58,9 +109,7 @@ export async function buildEnv(
     `# started ${new Date().toISOString()}`,
     '',
   ];
-  await writeFile(logPath, redact(header.join('\n')));
-  // Build logs leave the process: no credential (a pip index URL's, say) may reach them.
-  const append = (text: string): Promise<void> => appendFile(logPath, redact(text.endsWith('\n') ? text : `${text}\n`));
+  const append = await openBuildLog(logPath, header);
   logLine(req.log, `building ${common.image} for ${req.repo}@${req.commit.slice(0, 12)} (log: ${logPath})`);
 
   const fail = async (detail: string): Promise<EnvImageResult> => {
@@ -103,24 +152,8 @@ export async function buildEnv(
     } catch (err) {
       throw dockerError('cannot start the env build container', err);
     }
-    const exec = async (script: string, env: string[]): Promise<{ exitCode: number | null; text: string; timedOut: boolean }> => {
-      const left = deadline - Date.now();
-      if (left <= 0) return { exitCode: null, text: '', timedOut: true };
-      try {
-        const res = await runExec(container, ['env', ...env, 'sh', '-c', script], {
-          capture: 'combined',
-          maxChars: 4 * 1024 * 1024,
-          deadlineMs: left,
-          onDeadline: async () => {
-            await container.kill().catch(() => undefined);
-          },
-        });
-        await append(res.text);
-        return { exitCode: res.exitCode, text: res.text, timedOut: res.deadlineHit };
-      } catch (err) {
-        throw dockerError('docker exec in the env build container failed', err);
-      }
-    };
+    const exec = (script: string, env: string[]): Promise<BuildStep> =>
+      runBuildStep(container, script, env, deadline, append, 'docker exec in the env build container failed');
 
     if (apt !== null) {
       const res = await exec(apt, []);
@@ -149,8 +182,7 @@ export async function buildEnv(
         changes: [
           `ENV FORESIGHT_PYTHON=${VENV_PYTHON} VIRTUAL_ENV=${VENV} PATH=${IMAGE_PATH}`,
           'WORKDIR /tmp',
-          // The build container's owner labels must not mark containers of this image as stale.
-          `LABEL ${RUN_LABEL}="" ${PID_LABEL}="" ${HOST_LABEL}=""`,
+          CLEAR_OWNER_LABELS,
         ],
       });
     } catch (err) {

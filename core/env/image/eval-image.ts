@@ -1,0 +1,391 @@
+/**
+ * The eval tier `foresight-eval:<key>` (issue #8, tier 3): one thin layer on an env image with the
+ * repository at /testbed, checked out at a chain's base commit, whose git store holds nothing an agent
+ * could read the future from: no object unreachable from the base commit, no ref, tag, remote, reflog,
+ * FETCH_HEAD/ORIG_HEAD or stray pack (the history up to the base, or a depth-1 store). The runner's
+ * in-container files are baked at /foresight, so an eval needs no bind mount and no network.
+ *
+ * How the store is made without the future: in a no-network root container of the env image, with the
+ * clone's git dir read-only at /src, `git init /testbed` fetches the base commit by id from file:///src
+ * (protocol v2 takes any object as a want), so the pack the local upload-pack sends holds exactly the
+ * objects reachable from it; HEAD is detached there, reflogs are expired, `git gc --prune=now` keeps one
+ * pack, and the build fails unless `git for-each-ref` is empty, `git rev-list --all` is the base's
+ * history, `git fsck --unreachable --no-reflogs` prints nothing, the commit count is the clone's (or 1
+ * for depth1) and the work tree is clean. /testbed then belongs to uid 65534 (the eval user).
+ *
+ * Grading in the image: the runner's run_state.sh (at /foresight/<runner.script>) clones /src into
+ * /tmp/testbed and resets it to a commit, which would discard an agent's work in /testbed. Grading
+ * therefore runs the test command in /testbed itself after the agent's patch and the grading bundle's
+ * test files are laid over it (`"$FORESIGHT_PYTHON" -m pytest ...` from /testbed: the checkout comes
+ * first on sys.path, before the env image's editable install that points at /tmp/testbed).
+ */
+import { createHash } from 'node:crypto';
+import { readdir, readFile, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type Docker from 'dockerode';
+import { ForesightError } from '../../errors.ts';
+import { fingerprint } from '../../fingerprint.ts';
+import { absoluteGitDir } from '../../git.ts';
+import { resolveRunnerDir } from '../container/chain-env.ts';
+import { forceRemove, ownerLabels, removeOnAbort } from '../container/cleanup.ts';
+import { assertDockerReachable } from '../daemon.ts';
+import type { Runner } from '../runners/types.ts';
+import { CLEAR_OWNER_LABELS, lastLines, openBuildLog, runBuildStep } from './build.ts';
+import { touchImage } from './cache.ts';
+import { dockerError, inspectImage, logLine, splitRef, type BuildLog } from './docker-image.ts';
+import { withLock } from './lock.ts';
+
+export const EVAL_REPOSITORY = 'foresight-eval';
+/** Where the repository is in an eval image (the dataset's `repo_path`). */
+export const EVAL_REPO_PATH = '/testbed';
+/** Where the runner's in-container files are baked: the grading primitive is `/foresight/<runner.script>`. */
+export const EVAL_RUNNER_PATH = '/foresight';
+/** The uid (and gid) that owns /testbed: eval containers run as nobody, like validate's. */
+export const EVAL_UID = 65534;
+
+export const EVAL_KEY_LABEL = 'foresight.eval.key';
+export const EVAL_COMMIT_LABEL = 'foresight.eval.commit';
+export const EVAL_HISTORY_LABEL = 'foresight.eval.history';
+export const EVAL_ENV_LABEL = 'foresight.eval.env';
+export const EVAL_CREATED_LABEL = 'foresight.eval.created';
+export const TIER_LABEL = 'foresight.tier';
+
+/** Bump when what the build does changes in a way the key's other inputs do not show. */
+export const EVAL_RECIPE_VERSION = 'foresight-eval/1';
+/** Default limit of one eval build. */
+export const DEFAULT_EVAL_BUILD_TIMEOUT_SEC = 600;
+
+export type EvalHistory = 'full' | 'depth1';
+export const EVAL_HISTORIES: readonly EvalHistory[] = ['full', 'depth1'];
+
+export interface EvalImageOptions {
+  docker: Docker;
+  /** The clone (work tree or git dir) whose git dir is mounted read-only at /src during the build. */
+  clone: string;
+  /** The tier-2 env image to build on (`foresight-env:<key>`); it must exist. */
+  envImage: string;
+  /** 40-hex sha: /testbed is checked out there and holds nothing after it. */
+  baseCommit: string;
+  /** Its in-container files (the folder its `dir` names, without the host-side *.ts) are baked at /foresight. */
+  runner: Runner;
+  /** 'full' (default): the history up to baseCommit; 'depth1': a shallow store of baseCommit alone. */
+  history?: EvalHistory;
+  /** The run's signal: an abort removes the build container at once and throws its reason. */
+  signal?: AbortSignal;
+  /** Progress lines. */
+  log?: BuildLog;
+  /** Directory of the build logs (default <tmpdir>/foresight-env-logs, beside the env builds'). */
+  logDir?: string;
+  /** Where build lock files live (config images.lockDir; default <tmpdir>/foresight-locks). */
+  lockDir?: string | null;
+  /** Limit of the build (default 600 s): past it the build fails. */
+  timeoutSec?: number;
+}
+
+export type EvalImageResult =
+  | {
+      kind: 'ready';
+      /** `foresight-eval:<key>`. */
+      image: string;
+      key: string;
+      /** True only for the call that built it. */
+      built: boolean;
+      /** Size of the image minus the env image's (docker inspect Size): the thin layer. */
+      addedBytes: number;
+      durationMs: number;
+      /** Build log path (null when reused and its log is not in logDir). */
+      log: string | null;
+    }
+  | {
+      kind: 'failed';
+      reason: 'build_failed';
+      image: string;
+      key: string;
+      /** The last lines of the failing step's output. */
+      detail: string;
+      log: string;
+      durationMs: number;
+    };
+
+const SHA = /^[0-9a-f]{40}$/;
+
+/**
+ * Run as root in the build container (no network, /src read-only, the runner files already at
+ * /foresight). Inputs: FORESIGHT_BASE_COMMIT, FORESIGHT_HISTORY, FORESIGHT_RUNNER_SCRIPT.
+ * Part of the key: editing it makes new images.
+ */
+const BUILD_SCRIPT = String.raw`set -eu
+step() { printf '\n[foresight] $ %s\n' "$1"; }
+fail() { printf '\n[foresight] FAILED: %s\n' "$*"; exit 1; }
+base=$FORESIGHT_BASE_COMMIT
+work=/tmp/foresight-eval-build
+rm -rf "$work" /testbed
+mkdir -p "$work"
+export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL="$work/gitconfig" HOME="$work" GIT_TERMINAL_PROMPT=0 LC_ALL=C
+# /src belongs to another uid; the local upload-pack reads the global config only (see runners/checkout.sh).
+git config --global safe.directory '*'
+git config --global init.defaultBranch unborn
+git config --global protocol.version 2
+# Protocol v2 takes any object as a want; say so for an older protocol too.
+git config --global uploadpack.allowAnySHA1InWant true
+git --git-dir=/src cat-file -e "$base^{commit}" 2>/dev/null || fail "commit $base is not in the clone mounted at /src"
+depth=
+[ "$FORESIGHT_HISTORY" = depth1 ] && depth=--depth=1
+
+step "git init /testbed && git fetch --no-tags $depth file:///src $base && git checkout --detach $base"
+git init -q /testbed || fail 'git init /testbed'
+cd /testbed
+# Only the objects reachable from the base commit travel: the pack upload-pack makes for this one want.
+git fetch -q --no-tags --no-write-fetch-head $depth file:///src "$base" || fail "git fetch of $base from /src"
+git -c advice.detachedHead=false checkout -q --detach "$base" || fail "git checkout $base"
+
+step 'git reflog expire --all && git gc --prune=now'
+git reflog expire --expire=now --expire-unreachable=now --all || fail 'git reflog expire'
+rm -rf .git/logs .git/FETCH_HEAD .git/ORIG_HEAD
+git gc -q --prune=now || fail 'git gc'
+
+step "verify: /testbed holds the history of $base and nothing else"
+[ "$(git rev-parse HEAD)" = "$base" ] || fail "HEAD is not $base"
+if git symbolic-ref -q HEAD >/dev/null; then fail 'HEAD is a branch, not detached at the base commit'; fi
+refs=$(git for-each-ref)
+[ -z "$refs" ] || fail "refs left: $refs"
+remotes=$(git remote)
+[ -z "$remotes" ] || fail "remotes left: $remotes"
+for f in logs FETCH_HEAD ORIG_HEAD MERGE_HEAD objects/info/alternates; do
+  [ ! -e ".git/$f" ] || fail ".git/$f is left"
+done
+unreachable=$(git fsck --connectivity-only --unreachable --no-reflogs --no-progress 2>&1) || fail "git fsck: $unreachable"
+[ -z "$unreachable" ] || fail "objects unreachable from $base: $(printf '%s\n' "$unreachable" | head -5)"
+n=$(git rev-list --count HEAD)
+[ "$(git rev-list --all | wc -l)" = "$n" ] || fail 'git rev-list --all lists commits outside the history of HEAD'
+if [ "$FORESIGHT_HISTORY" = depth1 ]; then
+  [ "$n" = 1 ] || fail "the depth-1 store holds $n commits"
+else
+  want=$(git --git-dir=/src rev-list --count "$base")
+  [ "$n" = "$want" ] || fail "the store holds $n of the $want commits up to $base"
+  [ ! -e .git/shallow ] || fail 'the full-history store is shallow'
+fi
+dirty=$(git status --porcelain --untracked-files=all)
+[ -z "$dirty" ] || fail "the work tree is not clean: $dirty"
+[ -f "/foresight/$FORESIGHT_RUNNER_SCRIPT" ] || fail "/foresight/$FORESIGHT_RUNNER_SCRIPT is missing"
+echo "[foresight] $n commit(s), $(git count-objects -v | sed -n 's/^in-pack: //p') objects, $(du -sk .git | cut -f1) KiB of git store"
+
+step 'chown -R 65534:65534 /testbed'
+# A harness running git as another user (root) must not be refused for "dubious ownership".
+env -u GIT_CONFIG_NOSYSTEM git config --system --replace-all safe.directory /testbed || fail 'git config --system'
+chown -R 65534:65534 /testbed || fail 'chown /testbed'
+cd /
+rm -rf "$work"
+echo '[foresight] eval image ready'
+`;
+
+/** One ustar header (name ≤ 100 bytes, owner root, mtime 0: the same files give the same bytes). */
+function tarHeader(name: string, mode: number, size: number, type: '0' | '5'): Buffer {
+  if (Buffer.byteLength(name) > 100) {
+    throw new ForesightError(`runner file path too long to bake: ${name}`, { remedy: 'keep runner file paths under 100 bytes' });
+  }
+  const h = Buffer.alloc(512);
+  const put = (s: string, at: number, len: number): void => void h.write(s, at, len, 'utf8');
+  const oct = (n: number, len: number): string => `${n.toString(8).padStart(len - 1, '0')}\0`;
+  put(name, 0, 100);
+  put(oct(mode, 8), 100, 8);
+  put(oct(0, 8), 108, 8);
+  put(oct(0, 8), 116, 8);
+  put(oct(size, 12), 124, 12);
+  put(oct(0, 12), 136, 12);
+  put('        ', 148, 8);
+  put(type, 156, 1);
+  put('ustar\0', 257, 6);
+  put('00', 263, 2);
+  let sum = 0;
+  for (const b of h) sum += b;
+  put(`${sum.toString(8).padStart(6, '0')}\0 `, 148, 8);
+  return h;
+}
+
+/**
+ * The runner's folder as a tar of `foresight/...` (what putArchive extracts at /), without the host-side
+ * TypeScript (parsers, registry): only what runs in the container is baked, so a parser fix does not
+ * rebuild every eval image. Directories 0755, files 0644 or 0755 as on the host.
+ */
+async function runnerTar(dir: string): Promise<{ tar: Buffer; files: string[] }> {
+  const parts: Buffer[] = [tarHeader(`${EVAL_RUNNER_PATH.slice(1)}/`, 0o755, 0, '5')];
+  const files: string[] = [];
+  const walk = async (rel: string): Promise<void> => {
+    const entries = (await readdir(path.join(dir, rel), { withFileTypes: true })).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    for (const e of entries) {
+      const r = rel ? `${rel}/${e.name}` : e.name;
+      const name = `${EVAL_RUNNER_PATH.slice(1)}/${r}`;
+      if (e.isDirectory()) {
+        parts.push(tarHeader(`${name}/`, 0o755, 0, '5'));
+        await walk(r);
+      } else if (e.isFile() && !e.name.endsWith('.ts')) {
+        const [body, st] = await Promise.all([readFile(path.join(dir, r)), stat(path.join(dir, r))]);
+        parts.push(tarHeader(name, st.mode & 0o111 ? 0o755 : 0o644, body.length, '0'), body, Buffer.alloc((512 - (body.length % 512)) % 512));
+        files.push(r);
+      }
+    }
+  };
+  await walk('');
+  parts.push(Buffer.alloc(1024));
+  return { tar: Buffer.concat(parts), files };
+}
+
+function checkOptions(opts: EvalImageOptions): EvalHistory {
+  if (!SHA.test(opts.baseCommit)) {
+    throw new ForesightError(`ensureEvalImage: baseCommit must be a 40-hex sha, got ${JSON.stringify(opts.baseCommit)}`, {
+      remedy: 'resolve the commit first (git rev-parse)',
+    });
+  }
+  const history = opts.history ?? 'full';
+  if (!EVAL_HISTORIES.includes(history)) {
+    throw new ForesightError(`ensureEvalImage: unknown history mode ${JSON.stringify(history)}`, { remedy: `use one of: ${EVAL_HISTORIES.join(', ')}` });
+  }
+  return history;
+}
+
+/** The eval image's tag for a key. */
+export function evalImageTag(key: string): string {
+  return `${EVAL_REPOSITORY}:${key}`;
+}
+
+/**
+ * The eval image of `baseCommit` on `envImage`: reused when its tag exists (re-tagged to mark its use),
+ * else built once per key (a lock file per key across processes). A build that fails resolves to
+ * `{ kind: 'failed', detail, log }`; Docker being unreachable or failing, a missing env image or an
+ * invalid option throws a ForesightError.
+ */
+export async function ensureEvalImage(opts: EvalImageOptions): Promise<EvalImageResult> {
+  const t0 = Date.now();
+  const history = checkOptions(opts);
+  const { docker } = opts;
+  await assertDockerReachable(docker);
+  const env = await inspectImage(docker, opts.envImage);
+  if (!env) {
+    throw new ForesightError(`env image ${opts.envImage} is not present`, { remedy: 'build it first (envImageFor / EnvImages.envImageFor)', external: true });
+  }
+  const runnerDir = await resolveRunnerDir(opts.runner);
+  const { tar, files } = await runnerTar(runnerDir);
+  const tarDigest = createHash('sha256').update(tar).digest('hex');
+  const key = fingerprint(EVAL_RECIPE_VERSION, env.Id, opts.baseCommit, history, tarDigest, BUILD_SCRIPT).slice(0, 24);
+  const image = evalImageTag(key);
+  const logPath = path.join(opts.logDir ?? path.join(tmpdir(), 'foresight-env-logs'), `${EVAL_REPOSITORY}-${key}.log`);
+
+  const ready = async (built: boolean): Promise<EvalImageResult> => {
+    const info = await inspectImage(docker, image);
+    if (!info) throw new ForesightError(`${image} vanished right after it was made`, { remedy: 'check `docker images` and the daemon log', external: true });
+    const log = (await stat(logPath).catch(() => null)) ? logPath : null;
+    return { kind: 'ready', image, key, built, addedBytes: info.Size - env.Size, durationMs: Date.now() - t0, log };
+  };
+  const reused = async (): Promise<EvalImageResult> => {
+    await touchImage(image, docker);
+    return ready(false);
+  };
+
+  if (await inspectImage(docker, image)) return reused();
+  const timeoutSec = opts.timeoutSec ?? DEFAULT_EVAL_BUILD_TIMEOUT_SEC;
+  return withLock(opts.lockDir, `eval-${key}`, (timeoutSec + 120) * 1000, async () => {
+    // Another process may have built it while we waited for the lock.
+    if (await inspectImage(docker, image)) return reused();
+    const res = await buildEvalImage({ ...opts, history, envId: env.Id, key, image, logPath, tar, files, t0, timeoutSec });
+    return res ?? ready(true);
+  });
+}
+
+interface BuildInput extends EvalImageOptions {
+  history: EvalHistory;
+  envId: string;
+  key: string;
+  image: string;
+  logPath: string;
+  tar: Buffer;
+  files: string[];
+  t0: number;
+  timeoutSec: number;
+}
+
+/** Builds and commits the image; resolves to null when it is committed, to the failure otherwise. */
+async function buildEvalImage(b: BuildInput): Promise<EvalImageResult | null> {
+  const { docker, signal } = b;
+  const deadline = b.t0 + b.timeoutSec * 1000;
+  const gitDir = await absoluteGitDir(b.clone);
+  const append = await openBuildLog(b.logPath, [
+    `# ${b.image}`,
+    `# env ${b.envImage} (${b.envId})`,
+    `# base commit ${b.baseCommit}, history ${b.history}`,
+    `# runner ${b.runner.name}: ${b.files.join(' ')} baked at ${EVAL_RUNNER_PATH}`,
+    `# started ${new Date().toISOString()}`,
+    '',
+  ]);
+  logLine(b.log, `building ${b.image} at ${b.baseCommit.slice(0, 12)} (${b.history}) on ${b.envImage} (log: ${b.logPath})`);
+  const fail = async (detail: string): Promise<EvalImageResult> => {
+    await append(`\n# FAILED after ${Math.round((Date.now() - b.t0) / 1000)} s\n`);
+    logLine(b.log, `${b.image}: build failed (see ${b.logPath})`);
+    return { kind: 'failed', reason: 'build_failed', image: b.image, key: b.key, detail, log: b.logPath, durationMs: Date.now() - b.t0 };
+  };
+
+  signal?.throwIfAborted();
+  let container: Docker.Container;
+  try {
+    container = await docker.createContainer({
+      Image: b.envImage,
+      Cmd: ['sleep', 'infinity'],
+      User: '0:0',
+      WorkingDir: '/',
+      Labels: {
+        ...ownerLabels(),
+        [EVAL_KEY_LABEL]: b.key,
+        [EVAL_COMMIT_LABEL]: b.baseCommit,
+        [EVAL_HISTORY_LABEL]: b.history,
+        [EVAL_ENV_LABEL]: b.envImage,
+        [EVAL_CREATED_LABEL]: new Date().toISOString(),
+        [TIER_LABEL]: '3',
+      },
+      NetworkDisabled: true,
+      HostConfig: {
+        NetworkMode: 'none',
+        Binds: [`${gitDir}:/src:ro`],
+        SecurityOpt: ['no-new-privileges'],
+        Init: true,
+      },
+    });
+  } catch (err) {
+    throw dockerError(`cannot create the eval build container from ${b.envImage}`, err);
+  }
+  const dispose = removeOnAbort(docker, container.id, signal);
+  try {
+    try {
+      signal?.throwIfAborted();
+      await container.start();
+      await container.putArchive(b.tar, { path: '/' });
+    } catch (err) {
+      if (signal?.aborted) throw signal.reason;
+      throw dockerError('cannot start the eval build container and bake the runner files into it', err);
+    }
+    await append(`# runner files baked at ${EVAL_RUNNER_PATH}\n`);
+    const env = [`FORESIGHT_BASE_COMMIT=${b.baseCommit}`, `FORESIGHT_HISTORY=${b.history}`, `FORESIGHT_RUNNER_SCRIPT=${b.runner.script}`];
+    const res = await runBuildStep(container, BUILD_SCRIPT, env, deadline, append, 'docker exec in the eval build container failed');
+    signal?.throwIfAborted();
+    if (res.timedOut) return await fail(`timed out after ${b.timeoutSec} s\n${lastLines(res.text)}`);
+    if (res.exitCode !== 0) return await fail(lastLines(res.text) || `the build script exited with ${res.exitCode}`);
+
+    const { repo, tag } = splitRef(b.image);
+    try {
+      await container.commit({
+        repo,
+        tag,
+        comment: `foresight eval image at ${b.baseCommit} (${b.history}) on ${b.envImage}`,
+        changes: [`WORKDIR ${EVAL_REPO_PATH}`, CLEAR_OWNER_LABELS],
+      });
+    } catch (err) {
+      throw dockerError(`cannot commit ${b.image}`, err);
+    }
+    await append(`\n# committed ${b.image} after ${Math.round((Date.now() - b.t0) / 1000)} s\n`);
+    logLine(b.log, `built ${b.image} in ${Math.round((Date.now() - b.t0) / 1000)} s`);
+    return null;
+  } finally {
+    dispose();
+    await forceRemove(docker, container.id).catch(() => undefined);
+  }
+}
