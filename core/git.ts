@@ -136,3 +136,16 @@ export async function absoluteGitDir(path: string): Promise<string> {
     throw new ForesightError(`${path} is not a git clone or git directory`, { remedy: "pass the path of a clone (or of its .git directory)", cause: err });
   }
 }
+
+/** The bytes of `path` at `commit` (binary-safe), or null when the commit has no such file. */
+export async function readBlob(repo: string, commit: string, path: string): Promise<Buffer | null> {
+  notAnOption(commit);
+  const child = spawn('git', ['cat-file', 'blob', `${commit}:${path}`], { cwd: repo, stdio: ['ignore', 'pipe', 'pipe'] });
+  const chunks: Buffer[] = [];
+  child.stdout.on('data', (b: Buffer) => chunks.push(b));
+  const code = await new Promise<number>((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (c) => resolve(c ?? 1));
+  });
+  return code === 0 ? Buffer.concat(chunks) : null;
+}

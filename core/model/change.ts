@@ -25,6 +25,7 @@ export const EXCLUSION_REASONS = {
   ineligible: 'PR2 is not a bug fix (a feature, a revert or not a bug)',
   unattributed: 'PR1 did not introduce the defect PR2 fixed',
   unfair_statement: "PR1's statement leaks the future fix or prescribes the mechanism",
+  eval_image_failed: 'the eval image (the repository at base_commit over the PR1-era environment) could not be built',
 } as const;
 export type ExclusionReason = keyof typeof EXCLUSION_REASONS;
 export const ExclusionReasonSchema = z.enum(Object.keys(EXCLUSION_REASONS) as [ExclusionReason, ...ExclusionReason[]]);

@@ -1,5 +1,14 @@
 import type { JudgedChain } from '../../core/model/judged.ts';
 
+/** What emit made for a gradeable chain: its eval image (null when the build failed) and grading bundle. */
+export interface EvalEntry {
+  instance_id: string;
+  image: string | null;
+  /** JSON of a GradingBundle (grading-bundle.ts). */
+  bundle: string;
+  problem: string | null;
+}
+
 export interface RowContext {
   /** The image when none is recorded on the chain (an explicit FORESIGHT_IMAGE). */
   image: string;
@@ -26,7 +35,8 @@ function evidence(c: JudgedChain): string {
 }
 
 /** Fields both splits share, by the card's names. */
-function common(c: JudgedChain, ctx: RowContext): Record<string, unknown> {
+function common(c: JudgedChain, ctx: RowContext, ev: EvalEntry | null): Record<string, unknown> {
+  const runner = ctx.runners.get(c.runner);
   return {
     instance_id: c.instance_id,
     repo: c.repo,
@@ -48,12 +58,15 @@ function common(c: JudgedChain, ctx: RowContext): Record<string, unknown> {
     FAIL_TO_PASS: json(c.FAIL_TO_PASS),
     PASS_TO_PASS: json(c.PASS_TO_PASS),
     ANTICIPATION_FAIL_TO_PASS: json(c.ANTICIPATION_FAIL_TO_PASS),
-    docker_image: c.env_image_pr1 ?? ctx.image,
+    // The eval image (tier 3) when the chain is gradeable; else the validation image it ran in.
+    docker_image: ev?.image ?? c.env_image_pr1 ?? ctx.image,
     repo_path: ctx.repoPath,
     runner: c.runner,
     install_cmd: c.install_cmd,
-    test_cmd: ctx.runners.get(c.runner)?.testCmd ?? '',
-    run_helper: ctx.runners.get(c.runner)?.script ?? '',
+    test_cmd: runner?.testCmd ?? '',
+    // The grading primitive's path inside the eval image.
+    run_helper: runner ? `/foresight/${runner.script}` : '',
+    grading_bundle: ev?.bundle ?? null,
     created_at: c.created_at,
     pr2_created_at: c.pr2_created_at,
     gap_days: c.gap_days,
@@ -70,9 +83,9 @@ function common(c: JudgedChain, ctx: RowContext): Record<string, unknown> {
 }
 
 /** A row of the `test` split (only for chains that passed every gate). */
-export function testRow(c: JudgedChain, ctx: RowContext): Record<string, unknown> {
+export function testRow(c: JudgedChain, ctx: RowContext, ev: EvalEntry): Record<string, unknown> {
   return {
-    ...common(c, ctx),
+    ...common(c, ctx, ev),
     environment_setup_commit: c.pr1_base,
     pr2_spec_repaired: false,
     pr2_spec_code: null,
@@ -88,10 +101,10 @@ export function testRow(c: JudgedChain, ctx: RowContext): Record<string, unknown
 }
 
 /** A row of the `verified` config: every chain, with its gates. */
-export function verifiedRow(c: JudgedChain, ctx: RowContext): Record<string, unknown> {
+export function verifiedRow(c: JudgedChain, ctx: RowContext, ev: EvalEntry | null): Record<string, unknown> {
   const v = c.verdicts;
   return {
-    ...common(c, ctx),
+    ...common(c, ctx, ev),
     language: 'python',
     p2p_excluded_gold_fail: json(c.p2p_excluded_gold_fail),
     PR2_FAIL_TO_PASS: json(c.PR2_FAIL_TO_PASS),
@@ -107,7 +120,7 @@ export function verifiedRow(c: JudgedChain, ctx: RowContext): Record<string, unk
     fairness_consensus: v.fairness.length ? (v.fairness.every((f) => f.pass) ? 'pass' : 'fail') : null,
     env_image_pr1: c.env_image_pr1 ?? ctx.image,
     env_image_pr2: c.env_image_pr2 ?? ctx.image,
-    image_tier: c.env_image_pr1 === null ? 'base' : 'env',
+    image_tier: ev?.image ? '3' : c.env_image_pr1 === null ? 'base' : 'env',
     // null means "not collected" (git history only), [] means "collected, none".
     pr_comments: c.pr_comments === null ? null : json(c.pr_comments),
     linked_issues: c.linked_issues === null ? null : json(c.linked_issues),

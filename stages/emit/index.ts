@@ -3,10 +3,11 @@ import { toJsonl, writeAtomic } from '../../core/artifacts.ts';
 import type { StageDef } from '../../core/stage.ts';
 import { FORESIGHT_VERSION } from '../../core/version.ts';
 import { JudgedChainSchema, type JudgedChain } from '../../core/model/judged.ts';
-import { REPO_PATH, runners } from '../../core/env/index.ts';
+import { assertDockerReachable, connectDocker, ensureEvalImage, EVAL_REPO_PATH, getRunner, runners } from '../../core/env/index.ts';
 import { rowSchema, TEST_COLUMNS, VERIFIED_COLUMNS } from './columns.ts';
 import { datasetCard } from './dataset-card.ts';
-import { testRow, verifiedRow, type RowContext } from './build-rows.ts';
+import { testRow, verifiedRow, type EvalEntry, type RowContext } from './build-rows.ts';
+import { gradingBundle } from './grading-bundle.ts';
 import { writeParquet } from './write-parquet.ts';
 
 const VerifiedRowSchema = rowSchema(VERIFIED_COLUMNS);
@@ -20,7 +21,8 @@ export function hfDir(outDir: string): string {
 /**
  * emit: the `test` split (chains that passed every gate, v1 schema) and the `verified` config (every
  * chain, with gradeable / exclusion_reason), as Parquet in the Hugging Face layout plus JSONL copies
- * and a dataset card.
+ * and a dataset card. Every gradeable chain gets its eval image (tier 3: the repository at base_commit
+ * over the PR1-era environment, no object of the future) and its grading bundle.
  */
 export const emitStage: StageDef<JudgedChain, Record<string, unknown>> = {
   name: 'emit',
@@ -28,15 +30,39 @@ export const emitStage: StageDef<JudgedChain, Record<string, unknown>> = {
   config: (cfg) => ({ image: cfg.validate.image }),
   input: JudgedChainSchema,
   output: VerifiedRowSchema,
-  async run(chains, ctx) {
+  async run(input, ctx) {
     const rc: RowContext = {
       image: ctx.config.validate.image ?? '',
-      repoPath: REPO_PATH,
+      repoPath: EVAL_REPO_PATH,
       runners: new Map([...runners.values()].map((r) => [r.name, { testCmd: r.testCmd, script: r.script }])),
     };
-    const sorted = [...chains].sort((a, b) => a.instance_id.localeCompare(b.instance_id));
-    const verified = sorted.map((c) => VerifiedRowSchema.parse(verifiedRow(c, rc)));
-    const test = sorted.filter((c) => c.gradeable && !c.excluded).map((c) => TestRowSchema.parse(testRow(c, rc)));
+    const sorted = [...input].sort((a, b) => a.instance_id.localeCompare(b.instance_id));
+    // Every gradeable chain gets its eval image (tier 3, without the future) and its grading bundle.
+    const gradeable = sorted.filter((c) => c.gradeable);
+    const docker = connectDocker(ctx.config.docker.host);
+    if (gradeable.length) await assertDockerReachable(docker);
+    // Not checkpointed: a reused image costs an inspect, and the row must name an image that exists now.
+    const evals: EvalEntry[] = [];
+    for (const c of gradeable) {
+      ctx.signal.throwIfAborted();
+      const res = await ensureEvalImage({
+        docker, clone: ctx.repo.clone, envImage: c.env_image_pr1 ?? rc.image, baseCommit: c.pr1_base, runner: getRunner(c.runner),
+        signal: ctx.signal, log: ctx.log, logDir: join(ctx.outDir, 'eval-logs'), lockDir: ctx.config.images.lockDir,
+      });
+      const bundle = JSON.stringify(await gradingBundle(ctx.repo.clone, c));
+      const problem = res.kind === 'failed' ? `${res.detail.trim().split('\n').pop() ?? ''} (log: ${res.log})` : null;
+      evals.push({ instance_id: c.instance_id, image: res.kind === 'ready' ? res.image : null, bundle, problem });
+      ctx.log.progress('building eval images', evals.length, gradeable.length);
+    }
+    const evalOf = new Map(evals.map((e) => [e.instance_id, e]));
+    const chains = sorted.map((c): JudgedChain => {
+      const e = evalOf.get(c.instance_id);
+      // A chain nobody could evaluate never enters `test`.
+      if (e?.problem && !c.excluded) return { ...c, excluded: { reason: 'eval_image_failed', detail: e.problem, stage: 'emit' } };
+      return c;
+    });
+    const verified = chains.map((c) => VerifiedRowSchema.parse(verifiedRow(c, rc, evalOf.get(c.instance_id) ?? null)));
+    const test = chains.filter((c) => c.gradeable && !c.excluded).map((c) => TestRowSchema.parse(testRow(c, rc, evalOf.get(c.instance_id)!)));
 
     const dir = hfDir(ctx.outDir);
     await writeParquet(join(dir, 'data', 'test-00000-of-00001.parquet'), TEST_COLUMNS, test);
@@ -45,6 +71,9 @@ export const emitStage: StageDef<JudgedChain, Record<string, unknown>> = {
     await writeAtomic(join(dir, 'jsonl', 'verified.jsonl'), toJsonl(verified));
     await writeAtomic(join(dir, 'README.md'), datasetCard({ repo: ctx.repo.name, testRows: test, verifiedRows: verified, foresightVersion: FORESIGHT_VERSION }));
     ctx.log.info(`wrote ${dir}: test ${test.length} rows, verified ${verified.length} rows`);
-    return { items: verified, stats: { test_rows: test.length, verified_rows: verified.length, gradeable: verified.filter((r) => r.gradeable).length } };
+    return {
+      items: verified,
+      stats: { test_rows: test.length, verified_rows: verified.length, gradeable: verified.filter((r) => r.gradeable).length, eval_images: evals.filter((e) => e.image).length },
+    };
   },
 };

@@ -1,4 +1,5 @@
 import { execFile, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { mkdtemp, readFile, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -61,6 +62,36 @@ describe.skipIf(!dockerUp)('make demo, end to end through real Docker', () => {
     expect(byId['minilib__1-9']!.mining_category).toBe('cross_reference');
     expect(first.stdout).toContain('2 chain(s) in the test split, 5 in verified');
   });
+
+  it('names an eval image per test row: the repository at base_commit, no object of the future, no grading-bundle file', async () => {
+    for (const r of await jsonl(join(hf, 'jsonl', 'test.jsonl'))) {
+      expect(r.docker_image).toMatch(/^foresight-eval:[0-9a-f]{24}$/);
+      expect([r.repo_path, r.run_helper]).toEqual(['/testbed', '/foresight/pytest/run_state.sh']);
+      const bundle = JSON.parse(r.grading_bundle as string) as { x: { files: Array<{ path: string; content: string }> }; y: { files: Array<{ path: string; content: string }> } };
+      const files = [...bundle.x.files, ...bundle.y.files];
+      expect(files.length).toBeGreaterThan(0);
+      const script = [
+        'cd /testbed',
+        'echo "head $(git rev-parse HEAD)"',
+        `git cat-file -e ${String(r.pr1_head_sha)} 2>/dev/null && echo "has pr1_head"`,
+        `git cat-file -e ${String(r.pr2_head_sha)} 2>/dev/null && echo "has pr2_head"`,
+        'echo "refs $(git for-each-ref | wc -l)"',
+        'echo "unreachable $(git fsck --unreachable --no-reflogs 2>/dev/null | wc -l)"',
+        ...files.map((f) => `[ -f '${f.path}' ] && echo "file ${f.path} $(sha256sum < '${f.path}' | cut -c1-64)"`),
+        'true',
+      ].join('\n');
+      const { stdout } = await run('docker', ['run', '--rm', '--network', 'none', '-u', '65534', String(r.docker_image), 'sh', '-c', script]);
+      expect(stdout).toContain(`head ${String(r.base_commit)}`);
+      expect(stdout).not.toContain('has pr1_head');
+      expect(stdout).not.toContain('has pr2_head');
+      expect(stdout).toContain('refs 0');
+      expect(stdout).toContain('unreachable 0');
+      // A bundle file is either absent from the image or there in its base_commit version, never the graded one.
+      for (const f of files) expect(stdout).not.toContain(`file ${f.path} ${createHash('sha256').update(f.content).digest('hex')}`);
+    }
+    const verified = await jsonl(join(hf, 'jsonl', 'verified.jsonl'));
+    expect(verified.filter((r) => r.gradeable).every((r) => r.image_tier === '3')).toBe(true);
+  }, 120_000);
 
   it('keeps every other candidate in verified, excluded with the right reason', async () => {
     const rows = await jsonl(join(hf, 'jsonl', 'verified.jsonl'));

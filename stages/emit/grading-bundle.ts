@@ -1,0 +1,48 @@
+import { TextDecoder } from 'node:util';
+import { readBlob } from '../../core/git.ts';
+import type { JudgedChain } from '../../core/model/judged.ts';
+
+/**
+ * The files each score needs, shipped in the row (`grading_bundle`) because the eval image holds no file of
+ * the future: X lays `x.files` (every test and support file PR1 touched, as at pr1_head) over the agent's
+ * /testbed and runs `x.run` (pr1_test_files); Y lays `x.files` then `y.files` (PR2's, as at pr2_head, the
+ * same overlay validation's S3 used) and runs `y.run` (anticipation_test_files).
+ */
+export interface BundleFile {
+  path: string;
+  encoding: 'utf8' | 'base64';
+  content: string;
+}
+
+export interface GradingBundle {
+  version: 1;
+  x: { files: BundleFile[]; run: string[] };
+  y: { files: BundleFile[]; run: string[] };
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+function encode(path: string, bytes: Buffer): BundleFile {
+  try {
+    return { path, encoding: 'utf8', content: utf8.decode(bytes) };
+  } catch {
+    return { path, encoding: 'base64', content: bytes.toString('base64') };
+  }
+}
+
+async function filesAt(clone: string, commit: string, paths: readonly string[]): Promise<BundleFile[]> {
+  const out: BundleFile[] = [];
+  for (const p of [...new Set(paths)].sort()) {
+    const bytes = await readBlob(clone, commit, p);
+    if (bytes !== null) out.push(encode(p, bytes));
+  }
+  return out;
+}
+
+export async function gradingBundle(clone: string, c: JudgedChain): Promise<GradingBundle> {
+  return {
+    version: 1,
+    x: { files: await filesAt(clone, c.pr1_head, [...c.pr1_test_files, ...c.pr1_overlay_files]), run: c.pr1_test_files },
+    y: { files: await filesAt(clone, c.pr2_head, [...c.anticipation_test_files, ...c.anticipation_overlay_files]), run: c.anticipation_test_files },
+  };
+}
