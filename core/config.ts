@@ -75,6 +75,12 @@ export const ConfigSchema = z.object({
       baseAlias: z.string().default('foresight-base:bookworm'),
       /** Lock files serialising env builds across processes; null: <tmpdir>/foresight-locks. */
       lockDir: z.string().nullable().default(null),
+      /**
+       * `HOST[:PORT]/NAMESPACE[/...]` the eval images are pushed to (emit, `foresight push-images`): rows
+       * then name `<registry>/foresight-eval:<key>`; null: they stay local. Never a credential: a registry
+       * that needs one would get it from Secrets.
+       */
+      registry: z.string().nullable().default(null),
     })
     .prefault({}),
   docker: z
@@ -127,6 +133,8 @@ export interface Flags {
   runs?: string;
   verbose?: boolean;
   quiet?: boolean;
+  /** `HOST[:PORT]/NAMESPACE`: where eval images are pushed. */
+  registry?: string;
 }
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -184,6 +192,43 @@ function httpUrl(origin: Origin, v: string): string {
     /* reported below */
   }
   throw bad(origin, v, 'an http(s) URL', 'a URL such as https://example.org');
+}
+
+const DOMAIN_COMPONENT = '(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])';
+/** Docker's reference grammar: a registry host (a domain or IPv4 address) and an optional port. */
+const REGISTRY_HOST = new RegExp(`^${DOMAIN_COMPONENT}(?:\\.${DOMAIN_COMPONENT})*(?::[0-9]{1,5})?$`);
+/** A path component of a Docker repository name: lowercase, separators only between alphanumerics. */
+const PATH_COMPONENT = /^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*$/;
+
+/**
+ * Why `value` is not a registry to push to (`HOST[:PORT]/NAMESPACE[/...]`), or null when it is one. The
+ * host must look like one to Docker (a dot, a port, or `localhost`): `myhost/ns` would otherwise be read
+ * as the namespace `myhost` on Docker Hub, and the images would go somewhere else than asked.
+ */
+export function registryProblem(value: string): string | null {
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(value)) return 'HOST[:PORT]/NAMESPACE (without http:// or https://)';
+  if (/[@\s]/.test(value)) return 'HOST[:PORT]/NAMESPACE (no credentials, no spaces)';
+  const [host = '', ...path] = value.split('/');
+  if (!path.length || !REGISTRY_HOST.test(host)) return 'HOST[:PORT]/NAMESPACE';
+  if (!host.includes('.') && !host.includes(':') && host !== 'localhost') return 'a registry host (Docker needs a dot, a port or localhost in it)';
+  const port = /:(\d+)$/.exec(host)?.[1];
+  if (port !== undefined && (Number(port) < 1 || Number(port) > 65535)) return 'a registry with a port in 1..65535';
+  if (!path.every((c) => PATH_COMPONENT.test(c))) return 'a registry with a lowercase namespace (a-z, 0-9, and . _ - between them)';
+  // Docker refuses repository names longer than 255 characters; `/foresight-eval` is appended.
+  if (value.length + '/foresight-eval'.length > 255) return 'a registry short enough for a Docker repository name';
+  return null;
+}
+
+function registry(origin: Origin, v: string): string {
+  // A `user:password@host` must not be echoed into an error message or a log.
+  if (v.includes('@')) {
+    throw new ForesightError(`${origin.name} holds an @ (credentials?): a registry is HOST[:PORT]/NAMESPACE`, {
+      remedy: `${origin.flag ? 'pass' : 'set'} ${origin.name} without credentials; foresight pushes to registries that need no login`,
+    });
+  }
+  const problem = registryProblem(v);
+  if (problem) throw bad(origin, v, problem, 'HOST[:PORT]/NAMESPACE such as 127.0.0.1:5000/foresight');
+  return v;
 }
 
 /** A URL without its user:password, and those credentials (registered as a secret). */
@@ -260,6 +305,7 @@ export function loadConfig(env: Env = processEnv(), flags: Flags = {}): Config {
     if (!(allowed as readonly string[]).includes(v)) throw bad(fromEnv(name), v, `one of ${allowed.join(', ')}`, allowed[0]!);
     return v as T;
   };
+  const reg = pick('--registry', flags.registry?.trim() || undefined, 'FORESIGHT_REGISTRY');
   const gitUrl = e('FORESIGHT_GIT_URL') ? splitCredentials(e('FORESIGHT_GIT_URL')!).url.replace(/\/+$/, '') : undefined;
 
   const raw: ConfigInput = {
@@ -298,6 +344,7 @@ export function loadConfig(env: Env = processEnv(), flags: Flags = {}): Config {
       envKeep: num(null, undefined, 'FORESIGHT_ENV_KEEP', 0),
       baseAlias: e('FORESIGHT_BASE_IMAGE'),
       lockDir: e('FORESIGHT_LOCK_DIR') ?? null,
+      registry: reg ? registry(reg.origin, reg.value.replace(/\/+$/, '')) : null,
     },
     docker: { host: e('DOCKER_HOST') ?? null },
     judge: { provider: llmBase ? 'openai' : 'rules', baseUrl: llmBase ?? null, model: judgeModel, fairnessModels: fairness },

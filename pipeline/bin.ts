@@ -13,8 +13,11 @@ import { STAGES, type StageName } from '../core/stage.ts';
 import { FORESIGHT_VERSION } from '../core/version.ts';
 import { evaluateSzz, formatScores, readOracle, type SzzVariant } from '../stages/szz/index.ts';
 import { ensureClone } from './clone.ts';
+import { assertDockerReachable, connectDocker, removeStaleContainers } from '../core/env/index.ts';
+import { formatReport, gradeLimits, runEval, SPLITS, type Split } from './eval/index.ts';
 import { makeDemoRepo } from './demo/make-demo-repo.ts';
 import { parseStage, runPipeline } from './pipeline.ts';
+import { pushImages } from './push-images.ts';
 import { abortOnSignals } from './signals.ts';
 import { summarize } from './summary.ts';
 
@@ -64,7 +67,7 @@ function settings(opts: CommonOpts): { config: Config; secrets: ReturnType<typeo
   return { config, secrets };
 }
 
-async function execute(opts: CommonOpts, part: { from?: StageName; only?: StageName }): Promise<void> {
+async function execute(opts: CommonOpts, part: { from?: StageName; only?: StageName; push?: true }): Promise<void> {
   const { config, secrets } = settings(opts);
   const log = createLogger({ level: config.log.level, quiet: config.log.quiet });
   const dataRoot = dataRootOf(config);
@@ -74,13 +77,63 @@ async function execute(opts: CommonOpts, part: { from?: StageName; only?: StageN
   try {
     const clone = await ensureClone({ repo: name, dataRoot, explicit: opts.clone, log, gitUrl: config.clone.gitUrl, credentials: secrets.gitUrlCredentials, offline: config.discover.offline });
     const repo = { name, clone };
-    const results = await runPipeline({ dataRoot, repo, config, secrets, log, ...part, force: opts.force, signal: owner.signal });
+    const run = { dataRoot, repo, config, secrets, log, signal: owner.signal };
+    const results = part.push ? [await pushImages(run)] : await runPipeline({ ...run, ...part, force: opts.force });
     if (results.every((r) => r.outcome === 'up-to-date')) log.info('nothing to do: every stage is up to date');
     if (results.some((r) => r.stage === 'emit')) process.stdout.write((await summarize(dataRoot, repo.name)) + '\n');
   } catch (err) {
     if (!existed.repo) await removeEmpty(repoDataDir(dataRoot, name), existed.root ? repoDataDir(dataRoot, name) : dataRoot);
     signalExit = owner.exitCode();
     // Whatever the unwinding threw, an interrupted run says so (and how to resume).
+    throw owner.signal.aborted ? owner.signal.reason : err;
+  } finally {
+    owner.dispose();
+  }
+}
+
+interface EvalOpts extends Flags {
+  dataset: string;
+  predictions?: string;
+  gold?: boolean;
+  split: Split;
+  out?: string;
+}
+
+/** `foresight eval`: grade predictions (or the gold patches) on an emitted dataset, print the table; exit 0 when it ran. */
+async function evaluate(opts: EvalOpts): Promise<void> {
+  if (Boolean(opts.predictions) === Boolean(opts.gold)) {
+    throw new ForesightError('eval needs exactly one of --predictions <file> and --gold', {
+      remedy: 'pass --predictions preds.jsonl (SWE-bench format) to grade an agent, or --gold to grade each row\'s own patch',
+    });
+  }
+  const config = loadConfig(processEnv(), { jobs: opts.jobs, verbose: opts.verbose, quiet: opts.quiet });
+  const log = createLogger({ level: config.log.level, quiet: config.log.quiet });
+  const dataset = resolve(opts.dataset);
+  if (!existsSync(dataset) || !statSync(dataset).isDirectory()) {
+    throw new ForesightError(`--dataset ${opts.dataset} is not a folder`, { remedy: 'pass the emitted dataset folder (data/<owner>__<name>/emit/hf)' });
+  }
+  const docker = connectDocker(config.docker.host);
+  await assertDockerReachable(docker);
+  const stale = await removeStaleContainers(docker);
+  if (stale.length) log.info(`removed ${stale.length} container(s) left by a killed run`);
+  const cfg = config.validate;
+  const owner = abortOnSignals({ onSignal: (sig) => log.warn(`${sig}: stopping; live containers are removed, graded instances are kept`) });
+  try {
+    const res = await runEval({
+      dataset,
+      split: opts.split,
+      predictions: opts.gold ? 'gold' : { path: resolve(opts.predictions!) },
+      jobs: cfg.jobs,
+      out: opts.out ?? null,
+      docker,
+      limits: gradeLimits(cfg),
+      log,
+      signal: owner.signal,
+    });
+    log.info(`graded ${res.graded}, reused ${res.reused} from the checkpoint; report: ${res.reportPath}`);
+    process.stdout.write(formatReport(res.report) + '\n');
+  } catch (err) {
+    signalExit = owner.exitCode();
     throw owner.signal.aborted ? owner.signal.reason : err;
   } finally {
     owner.dispose();
@@ -160,6 +213,21 @@ export function buildCli(): Command {
       }
       process.stdout.write(formatScores(results) + '\n');
     });
+  program
+    .command('eval')
+    .description('grade predictions (or the gold patches) in each row\'s eval image: X, Y and gap = X - Y per instance and on average')
+    .requiredOption('--dataset <dir>', 'the emitted dataset folder (holds jsonl/<split>.jsonl)')
+    .option('--predictions <file>', 'predictions in the SWE-bench JSONL format (instance_id, model_name_or_path, model_patch)')
+    .option('--gold', "grade each row's own patch (PR1's source diff): X must be 100%, Y 0%")
+    .addOption(new Option('--split <name>', 'which rows to grade (verified: its gradeable rows)').choices(SPLITS).default('test'))
+    .option('--jobs <n>', 'instances graded at once (FORESIGHT_JOBS)')
+    .option('--out <file>', 'where the JSON report goes (default <dataset>/eval/<run>/report.json)')
+    .option('-v, --verbose', 'debug output on the terminal')
+    .option('-q, --quiet', 'no output on the terminal but the table')
+    .action(async (o: EvalOpts) => evaluate(o));
+  withCommon(program.command('push-images').description("push the eval images to a registry and name the pushed references in the emitted rows (reruns emit)"))
+    .option('--registry <host[:port]/namespace>', 'where the images go, e.g. 127.0.0.1:5000/foresight (FORESIGHT_REGISTRY)')
+    .action(async (o: CommonOpts) => execute(o, { push: true }));
   withCommon(program.command('summary').description('print the emitted chains')).action(async (o: CommonOpts) => {
     const { config } = settings(o);
     process.stdout.write((await summarize(dataRootOf(config), repoName(o.repo))) + '\n');

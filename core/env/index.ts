@@ -16,6 +16,8 @@ export type { BuildLog } from './image/docker-image.ts';
 export { EnvImages, envImageFor } from './image/env-images.ts';
 export { DEFAULT_EVAL_BUILD_TIMEOUT_SEC, ensureEvalImage, EVAL_COMMIT_LABEL, EVAL_CREATED_LABEL, EVAL_ENV_LABEL, EVAL_HISTORIES, EVAL_HISTORY_LABEL, EVAL_KEY_LABEL, EVAL_RECIPE_VERSION, EVAL_REPO_PATH, EVAL_REPOSITORY, EVAL_RUNNER_PATH, EVAL_UID, evalImageTag, TIER_LABEL } from './image/eval-image.ts';
 export type { EvalHistory, EvalImageOptions, EvalImageResult } from './image/eval-image.ts';
+export { pushedRef, pushImage } from './image/push.ts';
+export type { PushOptions, PushResult } from './image/push.ts';
 export type { EnvImagesOptions } from './image/env-images.ts';
 export { BASE_LABEL, COMMIT_LABEL, CREATED_LABEL, dependencyFiles, ENV_REPOSITORY, envImageKey, envImageTag, KEY_LABEL, REPO_LABEL } from './image/key.ts';
 export type { DependencyFile, EnvKeyInput } from './image/key.ts';
@@ -30,3 +32,7 @@ export { loadRecipe, parseRecipe, recipeFileName, type LoadedRecipe } from './re
 export { filterTestFiles, isIgnoredTest, RecipeSchema, type Recipe } from './recipes/schema.ts';
 export { getRunner, runners } from './runners/registry.ts';
 export type { ParsedRun, Runner, TestStatus } from './runners/types.ts';
+export { BundleFileSchema, BundlePartSchema, gradeInstance, GradingBundleSchema } from './container/grade.ts';
+export type { BundleFile, GradedRun, GradedStatus, GradeLimits, GradeOptions, GradeResult, GradingBundle, Score } from './container/grade.ts';
+export { runProblem } from './runners/evidence.ts';
+export type { RunInfraReason, RunProblem } from './runners/evidence.ts';

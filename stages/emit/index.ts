@@ -1,9 +1,10 @@
 import { join } from 'node:path';
 import { toJsonl, writeAtomic } from '../../core/artifacts.ts';
-import type { StageDef } from '../../core/stage.ts';
+import type { StageContext, StageDef } from '../../core/stage.ts';
 import { FORESIGHT_VERSION } from '../../core/version.ts';
 import { JudgedChainSchema, type JudgedChain } from '../../core/model/judged.ts';
-import { assertDockerReachable, connectDocker, ensureEvalImage, EVAL_REPO_PATH, getRunner, runners } from '../../core/env/index.ts';
+import { ForesightError } from '../../core/errors.ts';
+import { assertDockerReachable, connectDocker, ensureEvalImage, EVAL_REPO_PATH, getRunner, pushImage, runners } from '../../core/env/index.ts';
 import { rowSchema, TEST_COLUMNS, VERIFIED_COLUMNS } from './columns.ts';
 import { datasetCard } from './dataset-card.ts';
 import { testRow, verifiedRow, type EvalEntry, type RowContext } from './build-rows.ts';
@@ -12,6 +13,22 @@ import { writeParquet } from './write-parquet.ts';
 
 const VerifiedRowSchema = rowSchema(VERIFIED_COLUMNS);
 const TestRowSchema = rowSchema(TEST_COLUMNS);
+
+/**
+ * The reference a row names for an eval image: the local tag, or, with `images.registry` set, the pushed
+ * `<registry>/foresight-eval:<key>`. A failed push fails the stage rather than excluding the chain: the
+ * registry is down for every chain alike, and a dataset must not name an image nobody can pull.
+ */
+async function publish(docker: ReturnType<typeof connectDocker>, image: string, ctx: StageContext): Promise<string> {
+  const registry = ctx.config.images.registry;
+  if (!registry) return image;
+  const res = await pushImage({ docker, image, registry, signal: ctx.signal, log: ctx.log });
+  if (res.kind === 'pushed') return res.ref;
+  throw new ForesightError(`cannot push ${image} to the registry ${registry}: ${res.detail}`, {
+    remedy: 'start the registry (or fix --registry / FORESIGHT_REGISTRY: HOST[:PORT]/NAMESPACE) and rerun foresight push-images',
+    external: true,
+  });
+}
 
 /** Where the Hugging Face dataset folder is written: data/<repo>/emit/hf/. */
 export function hfDir(outDir: string): string {
@@ -27,7 +44,8 @@ export function hfDir(outDir: string): string {
 export const emitStage: StageDef<JudgedChain, Record<string, unknown>> = {
   name: 'emit',
   entry: import.meta.url,
-  config: (cfg) => ({ image: cfg.validate.image }),
+  // The registry changes every gradeable row's docker_image.
+  config: (cfg) => ({ image: cfg.validate.image, registry: cfg.images.registry }),
   input: JudgedChainSchema,
   output: VerifiedRowSchema,
   async run(input, ctx) {
@@ -51,7 +69,8 @@ export const emitStage: StageDef<JudgedChain, Record<string, unknown>> = {
       });
       const bundle = JSON.stringify(await gradingBundle(ctx.repo.clone, c));
       const problem = res.kind === 'failed' ? `${res.detail.trim().split('\n').pop() ?? ''} (log: ${res.log})` : null;
-      evals.push({ instance_id: c.instance_id, image: res.kind === 'ready' ? res.image : null, bundle, problem });
+      const image = res.kind === 'ready' ? await publish(docker, res.image, ctx) : null;
+      evals.push({ instance_id: c.instance_id, image, bundle, problem });
       ctx.log.progress('building eval images', evals.length, gradeable.length);
     }
     const evalOf = new Map(evals.map((e) => [e.instance_id, e]));

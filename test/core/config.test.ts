@@ -21,7 +21,7 @@ describe('loadConfig: one configuration from flags, environment and defaults', (
     const c = loadConfig({});
     expect(c).toEqual(defaultConfig());
     expect(c.validate).toMatchObject({ runs: 3, jobs: 1, timeoutSec: 600, memoryMiB: 2048, pidsLimit: 512, cpus: 1 });
-    expect(c.images).toEqual({ cache: 'env', envKeep: 30, baseAlias: 'foresight-base:bookworm', lockDir: null });
+    expect(c.images).toEqual({ cache: 'env', envKeep: 30, baseAlias: 'foresight-base:bookworm', lockDir: null, registry: null });
     expect(c.judge.provider).toBe('rules');
   });
 
@@ -60,6 +60,39 @@ describe('loadConfig: one configuration from flags, environment and defaults', (
     expect(error(() => loadConfig({ FORESIGHT_CPUS: '-1' })).message).toContain('FORESIGHT_CPUS=-1');
     expect(error(() => loadConfig({ FORESIGHT_IMAGE_CACHE: 'all' })).message).toContain('one of none, base, env');
     expect(error(() => loadConfig({ FORESIGHT_GITHUB_API_URL: 'ftp://x' })).message).toContain('FORESIGHT_GITHUB_API_URL');
+  });
+
+  it('FORESIGHT_REGISTRY / --registry: HOST[:PORT]/NAMESPACE, the flag winning, a trailing slash dropped', () => {
+    expect(loadConfig({ FORESIGHT_REGISTRY: '127.0.0.1:5000/foresight' }).images.registry).toBe('127.0.0.1:5000/foresight');
+    expect(loadConfig({ FORESIGHT_REGISTRY: 'ghcr.io/org/team' }, { registry: 'localhost:5000/ns/' }).images.registry).toBe('localhost:5000/ns');
+    for (const ok of ['registry.example.org/a.b/c_d/e-f', 'localhost/ns', 'Host.Example.org:443/a__b']) {
+      expect(loadConfig({}, { registry: ok }).images.registry).toBe(ok);
+    }
+    // It changes what emit writes, so it is part of the configuration (fingerprinted).
+    expect(fingerprint(loadConfig({}, { registry: 'localhost:5000/a' }))).not.toBe(fingerprint(loadConfig({}, { registry: 'localhost:5000/b' })));
+  });
+
+  it('a registry that is not HOST[:PORT]/NAMESPACE is refused, naming the flag or the variable', () => {
+    const flag = error(() => loadConfig({ FORESIGHT_REGISTRY: '127.0.0.1:5000/ok' }, { registry: '127.0.0.1:5000/Upper' }));
+    expect(flag.message).toBe('--registry 127.0.0.1:5000/Upper is not a registry with a lowercase namespace (a-z, 0-9, and . _ - between them)');
+    expect(flag.remedy).toContain('--registry HOST[:PORT]/NAMESPACE');
+    expect(flag.message + flag.remedy).not.toContain('FORESIGHT_REGISTRY');
+    const env = error(() => loadConfig({ FORESIGHT_REGISTRY: 'http://127.0.0.1:5000/ns' }));
+    expect(env.message).toBe('FORESIGHT_REGISTRY=http://127.0.0.1:5000/ns is not HOST[:PORT]/NAMESPACE (without http:// or https://)');
+    expect(env.remedy).toContain('FORESIGHT_REGISTRY');
+    // Without a dot, a port or localhost Docker would read the host as a Docker Hub namespace.
+    expect(error(() => loadConfig({}, { registry: 'myhost/ns' })).message).toContain('a registry host');
+    expect(error(() => loadConfig({}, { registry: '127.0.0.1:5000' })).message).toBe('--registry 127.0.0.1:5000 is not HOST[:PORT]/NAMESPACE');
+    expect(error(() => loadConfig({}, { registry: '127.0.0.1:99999/ns' })).message).toContain('port in 1..65535');
+    for (const badValue of ['127.0.0.1:5000/a//b', '127.0.0.1:5000/-a', '127.0.0.1:5000/a--', 'a_b.org/ns', '127.0.0.1:5000/a b', '[::1]:5000/ns', `h.org/${'a'.repeat(250)}`]) {
+      expect(error(() => loadConfig({}, { registry: badValue })).message).toContain(`--registry ${badValue} is not`);
+    }
+  });
+
+  it('a registry with credentials is refused without echoing them', () => {
+    const e = error(() => loadConfig({ FORESIGHT_REGISTRY: 'user:s3cret-reg@127.0.0.1:5000/ns' }));
+    expect(e.message).toContain('FORESIGHT_REGISTRY');
+    expect(e.message + e.remedy).not.toContain('s3cret-reg');
   });
 
   it('an LLM model named without an endpoint is refused rather than silently judged by rules', () => {

@@ -1,6 +1,6 @@
 import { execFile, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtemp, readFile, stat } from 'node:fs/promises';
+import { mkdtemp, readFile, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -92,6 +92,29 @@ describe.skipIf(!dockerUp)('make demo, end to end through real Docker', () => {
     const verified = await jsonl(join(hf, 'jsonl', 'verified.jsonl'));
     expect(verified.filter((r) => r.gradeable).every((r) => r.image_tier === '3')).toBe(true);
   }, 120_000);
+
+  it('foresight eval: the gold patches score X = 100%, Y = 0%; an empty prediction X = 0; a patch that does not apply is reported', async () => {
+    const gold = join(data, 'eval-gold.json');
+    const out = await foresight(['eval', '--dataset', hf, '--gold', '--out', gold]);
+    expect(out.stdout).toContain('minilib__1-9');
+    const report = JSON.parse(await readFile(gold, 'utf8')) as { instances: Array<Record<string, unknown>> };
+    expect(report.instances.map((i) => [i.instance_id, i.X, i.Y, i.p2p_regressions])).toEqual([
+      ['minilib__1-9', 1, 0, []],
+      ['minilib__3-8', 1, 0, []],
+    ]);
+    const preds = join(data, 'preds.jsonl');
+    const broken = 'diff --git a/minilib/nothing.py b/minilib/nothing.py\n--- a/minilib/nothing.py\n+++ b/minilib/nothing.py\n@@ -1 +1 @@\n-x\n+y\n';
+    await writeFile(preds, [
+      JSON.stringify({ instance_id: 'minilib__1-9', model_name_or_path: 'empty', model_patch: '' }),
+      JSON.stringify({ instance_id: 'minilib__3-8', model_name_or_path: 'empty', model_patch: broken }),
+    ].join('\n') + '\n');
+    const agent = join(data, 'eval-agent.json');
+    await foresight(['eval', '--dataset', hf, '--predictions', preds, '--out', agent]);
+    const byId = Object.fromEntries((JSON.parse(await readFile(agent, 'utf8')) as { instances: Array<Record<string, unknown>> }).instances.map((i) => [i.instance_id, i]));
+    expect([byId['minilib__1-9']!.kind, byId['minilib__1-9']!.X]).toEqual(['graded', 0]);
+    expect(byId['minilib__3-8']!.kind).toBe('patch_failed');
+    expect(String(byId['minilib__3-8']!.patch_failed_detail)).toMatch(/nothing\.py/);
+  }, 300_000);
 
   it('keeps every other candidate in verified, excluded with the right reason', async () => {
     const rows = await jsonl(join(hf, 'jsonl', 'verified.jsonl'));

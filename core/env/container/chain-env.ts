@@ -8,10 +8,10 @@ import { fileURLToPath } from 'node:url';
 import type Docker from 'dockerode';
 import { ForesightError } from '../../errors.ts';
 import { absoluteGitDir } from '../../git.ts';
-import type { ParsedRun, Runner } from '../runners/types.ts';
+import type { Runner } from '../runners/types.ts';
 import { forceRemove, ownerLabels, removeOnAbort } from './cleanup.ts';
 import { connectDocker } from '../connect.ts';
-import { DROPPED, runExec } from './exec.ts';
+import { execRunner, type StateRun } from './run-report.ts';
 
 export const DEFAULT_LIMITS = {
   memoryBytes: 2 * 1024 ** 3,
@@ -20,15 +20,8 @@ export const DEFAULT_LIMITS = {
   runTimeoutSec: 600,
 } as const;
 
-/** Seconds `timeout` waits after SIGTERM before SIGKILL, and extra slack before the JS deadline. */
-const KILL_GRACE_SEC = 5;
-const DEADLINE_SLACK_SEC = 10;
-const JUNIT_PATH = '/tmp/foresight-junit.xml';
 /** Where the runner script keeps the chain's work tree inside the container (see run_state.sh). */
 export const REPO_PATH = '/tmp/testbed';
-const OUTPUT_TAIL_CHARS = 4000;
-/** Separates the runner's output from its report in one exec's output. */
-const REPORT_MARK = '\n@@foresight-report@@\n';
 
 export interface ChainEnvOptions {
   /** Host path of a .git dir (a work tree whose .git is a directory is accepted too). */
@@ -57,19 +50,7 @@ export interface StateRequest {
   overlayFiles?: string[];
 }
 
-/** What one run of a state produced, as a union: only a `report` can be evidence. */
-export type StateRun = {
-  exitCode: number | null;
-  durationMs: number;
-  /** What the runner's parser read (empty unless there was a report). */
-  parsed: ParsedRun;
-  /** Last ~4000 characters of the combined output. */
-  outputTail: string;
-} & (
-  | { kind: 'report'; exitCode: number }
-  | { kind: 'timeout' }
-  | { kind: 'no_report'; why: 'missing' | 'unreadable' | 'killed' }
-);
+export type { StateRun } from './run-report.ts';
 
 export interface ChainEnv {
   readonly containerId: string;
@@ -205,78 +186,34 @@ class DockerChainEnv implements ChainEnv {
     if (this.closed) {
       throw new ForesightError('runState() on a closed chain env', { remedy: 'open a new env with openChainEnv()' });
     }
-    const T = this.timeoutSec;
     const overlayFiles = req.overlay ? (req.overlayFiles ?? []).filter((f) => !req.testFiles.includes(f)) : [];
-    // The runner, then its report after a marker, in one exec: one round trip per run instead of two.
-    const shell = `timeout -k ${KILL_GRACE_SEC} ${T} "$@"; rc=$?; if [ -f ${JUNIT_PATH} ]; then printf '${REPORT_MARK.replace(/\n/g, '\\n')}'; cat ${JUNIT_PATH}; fi; exit $rc`;
-    const cmd = ['sh', '-c', shell, 'sh', 'env', `FORESIGHT_OVERLAY_FILES=${overlayFiles.join('\n')}`, 'sh', `/foresight/${this.runner.script}`];
-    cmd.push(req.checkout, req.overlay ?? '-', JUNIT_PATH, ...req.testFiles);
-    const exec = (): ReturnType<typeof runExec> =>
-      runExec(this.container, cmd, {
-        capture: 'combined',
-        deadlineMs: (T + KILL_GRACE_SEC + DEADLINE_SLACK_SEC) * 1000,
+    return execRunner(
+      this.container,
+      {
+        runner: this.runner,
+        checkout: req.checkout,
+        overlay: req.overlay ?? '-',
+        testFiles: req.testFiles,
+        env: [`FORESIGHT_OVERLAY_FILES=${overlayFiles.join('\n')}`],
+        timeoutSec: this.timeoutSec,
+      },
+      {
+        what: 'docker exec in the chain container failed',
         onDeadline: async () => {
           this.stopped = true;
           await this.container.kill();
         },
-      });
-    const t0 = Date.now();
-    let res: Awaited<ReturnType<typeof runExec>>;
-    try {
-      if (this.stopped) await this.start();
-      res = await exec().catch(async (err: unknown) => {
-        if (statusCode(err) !== 409 || this.closed) throw err;
-        await this.start(); // stopped behind our back (killed, daemon restart): start it again
-        return exec();
-      });
-    } catch (err) {
-      throw new ForesightError(`docker exec in the chain container failed: ${(err as Error).message}`, {
-        remedy: 'check `docker ps -a` and the daemon log',
-        external: true,
-        cause: err,
-      });
-    }
-    const durationMs = Date.now() - t0;
-    // 124: `timeout` sent SIGTERM; 137: SIGKILL — but an OOM kill is 137 too, so only after T.
-    const timedOut = res.deadlineHit || res.exitCode === 124 || (res.exitCode === 137 && durationMs >= T * 1000);
-
-    const notes: string[] = [];
-    if (res.deadlineHit) notes.push(`[foresight] no exit ${T + KILL_GRACE_SEC + DEADLINE_SLACK_SEC} s after start: container killed`);
-    else if (timedOut) notes.push(`[foresight] timed out after ${T} s`);
-
-    let junitXml: string | null = null;
-    let runnerText = res.text;
-    const at = res.text.lastIndexOf(REPORT_MARK);
-    const truncated = res.text.includes(DROPPED);
-    if (at >= 0) {
-      runnerText = res.text.slice(0, at);
-      const report = res.text.slice(at + REPORT_MARK.length);
-      if (!report.includes(DROPPED)) junitXml = report;
-    }
-    // Output too long for the capture: read the report on its own.
-    if (junitXml === null && truncated && !res.deadlineHit && !this.closed) {
-      const cat = await runExec(this.container, ['cat', JUNIT_PATH], { capture: 'stdout' }).catch(() => null);
-      if (cat?.exitCode === 0 && !cat.overflow) junitXml = cat.text;
-      else if (cat?.overflow) notes.push('[foresight] junit file too large, ignored');
-    }
-
-    let parsed: ParsedRun;
-    let parseFailed = false;
-    const input = { output: runnerText, testFiles: req.testFiles };
-    try {
-      parsed = this.runner.parse({ ...input, junitXml });
-    } catch (err) {
-      parseFailed = true;
-      notes.push(`[foresight] ${err instanceof ForesightError ? err.oneLine() : String(err)}`);
-      parsed = this.runner.parse({ ...input, junitXml: null });
-    }
-    const output = notes.length > 0 ? `${runnerText}\n${notes.join('\n')}\n` : runnerText;
-    const common = { durationMs, parsed, outputTail: output.slice(-OUTPUT_TAIL_CHARS) };
-    if (timedOut) return { kind: 'timeout', exitCode: res.exitCode, ...common };
-    if (res.exitCode === null) return { kind: 'no_report', why: 'killed', exitCode: null, ...common };
-    if (junitXml === null) return { kind: 'no_report', why: 'missing', exitCode: res.exitCode, ...common };
-    if (parseFailed) return { kind: 'no_report', why: 'unreadable', exitCode: res.exitCode, ...common };
-    return { kind: 'report', exitCode: res.exitCode, ...common };
+        exec: async (exec) => {
+          if (this.stopped) await this.start();
+          return exec().catch(async (err: unknown) => {
+            if (statusCode(err) !== 409 || this.closed) throw err;
+            await this.start(); // stopped behind our back (killed, daemon restart): start it again
+            return exec();
+          });
+        },
+        alive: () => !this.closed,
+      },
+    );
   }
 
   private async start(): Promise<void> {

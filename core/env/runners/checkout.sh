@@ -4,6 +4,17 @@
 # untracked/ignored file, lay over it the given test files and the support files named in
 # $FORESIGHT_OVERLAY_FILES (one per line) that exist at $overlay ("-": none). Leaves the shell in
 # $testbed. Exit codes through die: 90 clone failed, 91 checkout failed, 92 overlay failed.
+#
+# In-place mode ($checkout "."; grading in a tier-3 eval image, core/env/container/grade.ts): the work
+# tree at $testbed already holds what is to be tested (the agent's patch and the grading bundle laid
+# over the base commit), so nothing is cloned, checked out, cleaned or overlaid: that would discard
+# the agent's work. The shell just moves to $testbed.
+if [ "$checkout" = . ]; then
+  [ "$overlay" = - ] || die 64 "in-place mode (checkout .) takes no overlay commit, got $overlay"
+  cd "$testbed" || die 91 "no work tree at $testbed"
+  # A dot script may return: the rest of this file is the checkout mode.
+  return 0
+fi
 if [ ! -d "$testbed/.git" ]; then
   # /src belongs to another uid. git 2.39 (bookworm) honours safe.directory only from the
   # global/system config, not from `-c` (the local transport's upload-pack ignores it): write it.

@@ -1,6 +1,6 @@
 #!/bin/sh
 # In-container primitive of the django runner (POSIX sh; mounted read-only at /foresight).
-#   run_state.sh <checkout_sha> <overlay_sha|-> <log_out> <test_files...>
+#   run_state.sh <checkout_sha|.> <overlay_sha|-> <log_out> <test_files...>
 # Same contract and git part as runners/pytest/run_state.sh (both source runners/checkout.sh):
 # in /tmp/testbed (cloned once from the read-only git dir at /src) check out <checkout_sha>, remove
 # every untracked/ignored file, overlay the given test files that exist at <overlay_sha>, keep the
@@ -24,9 +24,11 @@
 # directory or no runtests.py, 64 usage.
 # FORESIGHT_PYTHON: the interpreter (an env image sets it to its venv); default python3.
 # FORESIGHT_SRC / FORESIGHT_TESTBED override /src and /tmp/testbed (host runs, fixture generation).
+# <checkout_sha> "." (with overlay "-") runs in place on the work tree at $FORESIGHT_TESTBED as it is
+# (grading in an eval image, see checkout.sh).
 set -u
 if [ $# -lt 3 ]; then
-  echo "usage: run_state.sh <checkout_sha> <overlay_sha|-> <log_out> <test_files...>" >&2
+  echo "usage: run_state.sh <checkout_sha|.> <overlay_sha|-> <log_out> <test_files...>" >&2
   exit 64
 fi
 checkout=$1 overlay=$2 log=$3

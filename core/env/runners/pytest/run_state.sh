@@ -1,21 +1,23 @@
 #!/bin/sh
 # In-container primitive of the pytest runner (POSIX sh; mounted read-only at /foresight).
-#   run_state.sh <checkout_sha> <overlay_sha|-> <junit_out> <test_files...>
+#   run_state.sh <checkout_sha|.> <overlay_sha|-> <junit_out> <test_files...>
 # In /tmp/testbed (cloned once from the read-only git dir at /src): check out <checkout_sha>,
 # remove every untracked/ignored file, overlay the given test files that exist at <overlay_sha>,
 # then run pytest on the given test files that exist now, writing xunit1 JUnit XML to <junit_out>.
 # No test file existing is a successful run of zero tests (empty JUnit, exit 0).
 # Exit: pytest's exit code; 90 clone failed, 91 checkout failed, 92 overlay failed, 64 usage.
 # FORESIGHT_PYTHON: the interpreter (an env image sets it to its venv); default python3.
+# FORESIGHT_SRC / FORESIGHT_TESTBED override /src and /tmp/testbed. <checkout_sha> "." (with overlay
+# "-") runs in place: pytest on the work tree at $FORESIGHT_TESTBED as it is (grading, checkout.sh).
 set -u
 if [ $# -lt 3 ]; then
-  echo "usage: run_state.sh <checkout_sha> <overlay_sha|-> <junit_out> <test_files...>" >&2
+  echo "usage: run_state.sh <checkout_sha|.> <overlay_sha|-> <junit_out> <test_files...>" >&2
   exit 64
 fi
 checkout=$1 overlay=$2 junit=$3
 shift 3
-src=/src
-testbed=/tmp/testbed
+src=${FORESIGHT_SRC:-/src}
+testbed=${FORESIGHT_TESTBED:-/tmp/testbed}
 export HOME="${HOME:-/tmp}"
 export GIT_TERMINAL_PROMPT=0
 rm -f "$junit"

@@ -1,0 +1,126 @@
+/**
+ * One run of a runner's in-container primitive as one exec, and what it produced as a union
+ * (`report`, the only possible evidence; `timeout`; `no_report`). Shared by validate's chain
+ * containers (chain-env.ts: a commit checked out in /tmp/testbed) and grading (grade.ts: in place in
+ * an eval image's /testbed), so both read reports, deadlines and truncated output the same way.
+ */
+import type Docker from 'dockerode';
+import { ForesightError } from '../../errors.ts';
+import type { ParsedRun, Runner } from '../runners/types.ts';
+import { DROPPED, runExec, type ExecOutcome } from './exec.ts';
+
+/** Seconds `timeout` waits after SIGTERM before SIGKILL, and extra slack before the JS deadline. */
+export const KILL_GRACE_SEC = 5;
+const DEADLINE_SLACK_SEC = 10;
+/** Where the runner writes its report inside the container. */
+export const REPORT_PATH = '/tmp/foresight-junit.xml';
+const OUTPUT_TAIL_CHARS = 4000;
+/** Separates the runner's output from its report in one exec's output. */
+const REPORT_MARK = '\n@@foresight-report@@\n';
+
+/** What one run of a state produced, as a union: only a `report` can be evidence. */
+export type StateRun = {
+  exitCode: number | null;
+  durationMs: number;
+  /** What the runner's parser read (empty unless there was a report). */
+  parsed: ParsedRun;
+  /** Last ~4000 characters of the combined output. */
+  outputTail: string;
+} & (
+  | { kind: 'report'; exitCode: number }
+  | { kind: 'timeout' }
+  | { kind: 'no_report'; why: 'missing' | 'unreadable' | 'killed' }
+);
+
+export interface RunnerExec {
+  runner: Runner;
+  /** A commit sha, or "." for in place (runners/checkout.sh). */
+  checkout: string;
+  /** A commit sha or "-". */
+  overlay: string;
+  /** Repo-relative test files to run. */
+  testFiles: string[];
+  /** Extra environment of the runner (NAME=value). */
+  env: string[];
+  /** The runner is sent SIGTERM after this, SIGKILL 5 s later; the JS deadline comes 10 s after that. */
+  timeoutSec: number;
+  /** Where the runner's files are in the container (default /foresight). */
+  runnerPath?: string;
+}
+
+export interface RunnerExecHooks {
+  /** Runs at the JS deadline: kill the container (the exec cannot be killed on its own). */
+  onDeadline: () => Promise<void>;
+  /** Wraps the exec (e.g. starts a stopped container and retries); default: run it as is. */
+  exec?: (run: () => Promise<ExecOutcome>) => Promise<ExecOutcome>;
+  /** False once the container is gone: the report is then not read on its own. */
+  alive: () => boolean;
+  /** Start of the error message when the exec itself fails (Docker, not the runner). */
+  what: string;
+}
+
+/** The runner, then its report after a marker, in one exec: one round trip per run instead of two. */
+function command(r: RunnerExec): string[] {
+  const shell = `timeout -k ${KILL_GRACE_SEC} ${r.timeoutSec} "$@"; rc=$?; if [ -f ${REPORT_PATH} ]; then printf '${REPORT_MARK.replace(/\n/g, '\\n')}'; cat ${REPORT_PATH}; fi; exit $rc`;
+  const script = `${r.runnerPath ?? '/foresight'}/${r.runner.script}`;
+  return ['sh', '-c', shell, 'sh', 'env', ...r.env, 'sh', script, r.checkout, r.overlay, REPORT_PATH, ...r.testFiles];
+}
+
+/** Run the runner's primitive once in `container` and classify what it produced. */
+export async function execRunner(container: Docker.Container, r: RunnerExec, hooks: RunnerExecHooks): Promise<StateRun> {
+  const T = r.timeoutSec;
+  const exec = (): Promise<ExecOutcome> =>
+    runExec(container, command(r), { capture: 'combined', deadlineMs: (T + KILL_GRACE_SEC + DEADLINE_SLACK_SEC) * 1000, onDeadline: hooks.onDeadline });
+  const t0 = Date.now();
+  let res: ExecOutcome;
+  try {
+    res = await (hooks.exec ? hooks.exec(exec) : exec());
+  } catch (err) {
+    throw new ForesightError(`${hooks.what}: ${(err as Error).message}`, {
+      remedy: 'check `docker ps -a` and the daemon log',
+      external: true,
+      cause: err,
+    });
+  }
+  const durationMs = Date.now() - t0;
+  // 124: `timeout` sent SIGTERM; 137: SIGKILL — but an OOM kill is 137 too, so only after T.
+  const timedOut = res.deadlineHit || res.exitCode === 124 || (res.exitCode === 137 && durationMs >= T * 1000);
+
+  const notes: string[] = [];
+  if (res.deadlineHit) notes.push(`[foresight] no exit ${T + KILL_GRACE_SEC + DEADLINE_SLACK_SEC} s after start: container killed`);
+  else if (timedOut) notes.push(`[foresight] timed out after ${T} s`);
+
+  let report: string | null = null;
+  let runnerText = res.text;
+  const at = res.text.lastIndexOf(REPORT_MARK);
+  const truncated = res.text.includes(DROPPED);
+  if (at >= 0) {
+    runnerText = res.text.slice(0, at);
+    const tail = res.text.slice(at + REPORT_MARK.length);
+    if (!tail.includes(DROPPED)) report = tail;
+  }
+  // Output too long for the capture: read the report on its own.
+  if (report === null && truncated && !res.deadlineHit && hooks.alive()) {
+    const cat = await runExec(container, ['cat', REPORT_PATH], { capture: 'stdout' }).catch(() => null);
+    if (cat?.exitCode === 0 && !cat.overflow) report = cat.text;
+    else if (cat?.overflow) notes.push('[foresight] junit file too large, ignored');
+  }
+
+  let parsed: ParsedRun;
+  let parseFailed = false;
+  const input = { output: runnerText, testFiles: r.testFiles };
+  try {
+    parsed = r.runner.parse({ ...input, junitXml: report });
+  } catch (err) {
+    parseFailed = true;
+    notes.push(`[foresight] ${err instanceof ForesightError ? err.oneLine() : String(err)}`);
+    parsed = r.runner.parse({ ...input, junitXml: null });
+  }
+  const output = notes.length > 0 ? `${runnerText}\n${notes.join('\n')}\n` : runnerText;
+  const common = { durationMs, parsed, outputTail: output.slice(-OUTPUT_TAIL_CHARS) };
+  if (timedOut) return { kind: 'timeout', exitCode: res.exitCode, ...common };
+  if (res.exitCode === null) return { kind: 'no_report', why: 'killed', exitCode: null, ...common };
+  if (report === null) return { kind: 'no_report', why: 'missing', exitCode: res.exitCode, ...common };
+  if (parseFailed) return { kind: 'no_report', why: 'unreadable', exitCode: res.exitCode, ...common };
+  return { kind: 'report', exitCode: res.exitCode, ...common };
+}

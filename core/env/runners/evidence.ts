@@ -1,0 +1,54 @@
+/**
+ * When one run of a runner is evidence about the code under test. Shared by validate (a state whose run
+ * is not evidence is `infra`/`chain`, never a pass or a fail) and grading (a score from such a run is
+ * `infra`, never 0 %): infrastructure failures are never evidence.
+ */
+import type { StateRun } from '../container/run-report.ts';
+import type { Runner } from './types.ts';
+
+/** Why our environment showed nothing (mirrors core/model/validated.ts INFRA_REASONS, minus env_build). */
+export type RunInfraReason = 'timeout' | 'no_report' | 'runner_exit' | 'no_tests_collected';
+
+/** Why a run is not evidence: our infrastructure (`infra`), or the repository's code crashed the runner (`chain`). */
+export type RunProblem = { kind: 'infra'; reason: RunInfraReason; detail: string } | { kind: 'chain'; reason: 'runner_crash'; detail: string };
+
+function lastLine(text: string): string {
+  const lines = text.trim().split('\n');
+  return (lines[lines.length - 1] ?? '').slice(0, 300);
+}
+
+function unreachable(x: never): never {
+  throw new Error(`unhandled run kind ${JSON.stringify(x)}`);
+}
+
+/** Why one run is not evidence that the suite ran, or null when it is. */
+export function runProblem(run: StateRun, exitCodes: Runner['exitCodes']): RunProblem | null {
+  const infra = (reason: RunInfraReason, detail: string): RunProblem => ({ kind: 'infra', reason, detail });
+  switch (run.kind) {
+    case 'timeout':
+      return infra('timeout', `timed out after ${Math.round(run.durationMs / 1000)}s`);
+    case 'no_report':
+      return infra('no_report', `the test runner produced no report (exit ${run.exitCode ?? 'none'}): ${lastLine(run.outputTail)}`);
+    case 'report':
+      break;
+    default:
+      return unreachable(run);
+  }
+  // The runner's own verdict that its output is not evidence (a crash before any test, a count mismatch).
+  if (run.parsed.problem) return { kind: 'chain', reason: 'runner_crash', detail: run.parsed.problem };
+  const statuses = Object.values(run.parsed.tests);
+  const failed = statuses.some((s) => s === 'fail' || s === 'error') || run.parsed.collectionErrors.length > 0;
+  // Zero requested tests collected shows nothing: it must never read as "passes" or "does not fail".
+  if (exitCodes.noTestsCollected.includes(run.exitCode) || (statuses.length === 0 && run.parsed.collectionErrors.length === 0)) {
+    return infra('no_tests_collected', `the test runner collected none of the requested tests (exit ${run.exitCode}): ${lastLine(run.outputTail)}`);
+  }
+  // An exit code the runner does not declare (an internal or usage error) is no evidence, failing tests or not.
+  if (!exitCodes.ok.includes(run.exitCode)) {
+    return infra('runner_exit', `the test runner exited ${run.exitCode}: ${lastLine(run.outputTail)}`);
+  }
+  // A non-zero exit with nothing that failed is an infrastructure error, never a pass.
+  if (run.exitCode !== 0 && !failed) {
+    return infra('runner_exit', `the test runner exited ${run.exitCode} without a failing test: ${lastLine(run.outputTail)}`);
+  }
+  return null;
+}

@@ -1,0 +1,167 @@
+/**
+ * `foresight eval`: grade each row of an emitted dataset's split with its prediction in the row's eval
+ * image (core/env gradeInstance), resumable per instance: results are checkpointed under
+ * `<dataset>/eval/<run>/checkpoint.jsonl`, keyed by the row, the prediction and the limits, so a rerun
+ * regrades only what changed (or was interrupted). A failure outside the patch (a missing eval image)
+ * is reported for that instance and not checkpointed; an abort stops at once and keeps nothing after it.
+ */
+import { join, resolve } from 'node:path';
+import type Docker from 'dockerode';
+import PQueue from 'p-queue';
+import { Checkpoint, writeAtomic } from '../../core/artifacts.ts';
+import { errorMessage, ForesightError } from '../../core/errors.ts';
+import { fingerprint } from '../../core/fingerprint.ts';
+import type { Config } from '../../core/config.ts';
+import type { Logger } from '../../core/log.ts';
+import { getRunner, gradeInstance, type GradeLimits } from '../../core/env/index.ts';
+import { goldPredictions, GOLD_MODEL, readPredictions, type Prediction } from './predictions.ts';
+import { aggregate, instanceReport, InstanceReportSchema, type EvalReport, type InstanceReport } from './report.ts';
+import { readRows, type EvalRow, type Split } from './rows.ts';
+
+/** Bump when grading changes in a way the key's other inputs do not show: every instance is regraded. */
+export const EVAL_GRADER_VERSION = 'foresight-grade/1';
+
+export interface EvalOptions {
+  /** The emitted dataset folder (holds jsonl/<split>.jsonl). */
+  dataset: string;
+  split: Split;
+  /** A SWE-bench predictions file, or 'gold': each row's own patch. */
+  predictions: { path: string } | 'gold';
+  jobs: number;
+  /** Report path; default <dataset>/eval/<run>/report.json. */
+  out?: string | null;
+  docker: Docker;
+  limits: GradeLimits;
+  log: Logger;
+  signal: AbortSignal;
+}
+
+export interface EvalOutcome {
+  report: EvalReport;
+  reportPath: string;
+  /** Instances graded by this call, and reused from the checkpoint. */
+  graded: number;
+  reused: number;
+}
+
+/** The grading limits from the configuration's validate section: grading runs tests as validate does. */
+export function gradeLimits(cfg: Config['validate']): GradeLimits {
+  return { timeoutSec: cfg.timeoutSec, memoryBytes: cfg.memoryMiB * 1024 * 1024, pidsLimit: cfg.pidsLimit, nanoCpus: Math.round(cfg.cpus * 1e9) };
+}
+
+/** A run's folder name: the split and the model(s), filesystem-safe. */
+export function runName(split: Split, models: readonly string[]): string {
+  const m = [...new Set(models)].sort().join('+').replace(/[^A-Za-z0-9._-]+/g, '_').replace(/^[._]+/, '').slice(0, 80);
+  return `${split}-${m || 'model'}`;
+}
+
+export async function runEval(opts: EvalOptions): Promise<EvalOutcome> {
+  const { log, signal } = opts;
+  const dataset = resolve(opts.dataset);
+  const { rows, notGradeable, ids } = await readRows(dataset, opts.split);
+  let preds: Map<string, Prediction>;
+  if (opts.predictions === 'gold') preds = goldPredictions(rows);
+  else {
+    preds = await readPredictions(opts.predictions.path);
+    const unknown = [...preds.keys()].filter((id) => !ids.has(id));
+    if (unknown.length) {
+      throw new ForesightError(`${unknown.length} prediction(s) name no instance of the ${opts.split} split: ${unknown.slice(0, 5).join(', ')}${unknown.length > 5 ? ', …' : ''}`, {
+        remedy: `check --split (test or verified) and the instance_id values of ${opts.predictions.path}`,
+      });
+    }
+  }
+  const todo: Array<{ row: EvalRow; pred: Prediction }> = [];
+  const noPrediction: string[] = [];
+  for (const row of rows) {
+    const pred = preds.get(row.instance_id);
+    if (pred) todo.push({ row, pred });
+    else noPrediction.push(row.instance_id);
+  }
+  const notGraded = notGradeable.filter((id) => preds.has(id) && opts.predictions !== 'gold');
+  if (notGraded.length) log.warn(`${notGraded.length} prediction(s) for rows that are not gradeable, not graded: ${notGraded.slice(0, 5).join(', ')}`);
+  if (noPrediction.length) log.info(`${noPrediction.length} row(s) without a prediction, skipped`);
+
+  const models = opts.predictions === 'gold' ? [GOLD_MODEL] : [...new Set([...preds.values()].map((p) => p.model_name_or_path))];
+  const run = runName(opts.split, models);
+  const dir = join(dataset, 'eval', run);
+  const checkpoint = await Checkpoint.open(join(dir, 'checkpoint.jsonl'));
+  const reportPath = opts.out ? resolve(opts.out) : join(dir, 'report.json');
+
+  const results = new Array<InstanceReport | undefined>(todo.length);
+  const errors: EvalReport['errors'] = [];
+  const used = new Set<string>();
+  let graded = 0;
+  let reused = 0;
+  let done = 0;
+  const queue = new PQueue({ concurrency: Math.max(1, opts.jobs) });
+  let failure: { error: unknown } | undefined;
+  await Promise.all(
+    todo.map(({ row, pred }, i) =>
+      queue.add(async () => {
+        if (failure) return;
+        try {
+          signal.throwIfAborted();
+          const key = fingerprint(EVAL_GRADER_VERSION, row, pred.model_patch, opts.limits);
+          used.add(key);
+          const saved = checkpoint.has(key) ? InstanceReportSchema.safeParse(checkpoint.get(key)) : null;
+          if (saved?.success) {
+            results[i] = { ...saved.data, model_name_or_path: pred.model_name_or_path };
+            reused++;
+          } else {
+            const out = await gradeOne(row, pred, opts).catch((err: unknown) => {
+              if (signal.aborted || !(err instanceof ForesightError)) throw err;
+              errors.push({ instance_id: row.instance_id, error: errorMessage(err) });
+              log.warn(`${row.instance_id}: not graded: ${errorMessage(err)}`);
+              return null;
+            });
+            // A result that finished after an abort may come from a killed container: never kept.
+            signal.throwIfAborted();
+            if (out) {
+              await checkpoint.put(key, out);
+              results[i] = out;
+              graded++;
+            }
+          }
+          log.progress('grading', ++done, todo.length);
+        } catch (error) {
+          failure ??= { error };
+        }
+      }),
+    ),
+  );
+  if (signal.aborted) throw signal.reason;
+  if (failure) throw failure.error;
+  await checkpoint.compact(used);
+
+  const instances = results.filter((r): r is InstanceReport => r !== undefined);
+  const report: EvalReport = {
+    dataset,
+    split: opts.split,
+    run,
+    models,
+    finished_at: new Date().toISOString(),
+    aggregate: aggregate(instances),
+    instances,
+    skipped: { no_prediction: noPrediction, not_gradeable: notGradeable },
+    errors: errors.sort((a, b) => (a.instance_id < b.instance_id ? -1 : 1)),
+  };
+  await writeAtomic(reportPath, JSON.stringify(report, null, 2) + '\n');
+  return { report, reportPath, graded, reused };
+}
+
+async function gradeOne(row: EvalRow, pred: Prediction, opts: EvalOptions): Promise<InstanceReport> {
+  const result = await gradeInstance({
+    docker: opts.docker,
+    image: row.docker_image,
+    runner: getRunner(row.runner),
+    patch: pred.model_patch,
+    bundle: row.grading_bundle,
+    f2p: row.FAIL_TO_PASS,
+    p2p: row.PASS_TO_PASS,
+    anti: row.ANTICIPATION_FAIL_TO_PASS,
+    limits: opts.limits,
+    signal: opts.signal,
+  });
+  opts.log.debug(`${row.instance_id}: ${result.kind}, X ${result.x.kind === 'scored' ? result.x.value : result.x.kind}, Y ${result.y.kind === 'scored' ? result.y.value : result.y.kind}`);
+  return instanceReport(row.instance_id, pred.model_name_or_path, result);
+}

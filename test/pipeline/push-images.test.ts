@@ -1,0 +1,94 @@
+/**
+ * `pushImages` on the demo through real Docker and a real registry on 127.0.0.1 (issue #8 item 5): emit
+ * reruns with the registry set, the rows name `<registry>/foresight-eval:<key>`, and the registry holds
+ * exactly those images (its manifest's config digest is the local image id). The local eval images are
+ * not deleted here: their keys are deterministic for the demo, so other suites may share them (the
+ * delete-and-pull-back round trip is test/core/env/push.test.ts, on an image of its own).
+ */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { defaultConfig, loadConfig, loadSecrets } from '../../core/config.ts';
+import { ForesightError } from '../../core/errors.ts';
+import { connectDocker, isDockerReachable } from '../../core/env/index.ts';
+import { silentLogger } from '../../core/log.ts';
+import { pushImages } from '../../pipeline/push-images.ts';
+import { demoWorkspace, runOn } from '../helpers/demo.ts';
+import { freePort, hasRegistryBin, startRegistry, type TestRegistry } from '../helpers/registry.ts';
+
+const docker = connectDocker();
+const dockerUp = await isDockerReachable(docker);
+const registryBin = await hasRegistryBin();
+const skip = (!dockerUp || !registryBin) && !process.env['CI'];
+if (skip) console.warn('[push-images.test] SKIPPED: Docker or /usr/bin/docker-registry is missing and CI is unset (run scripts/setup.sh)');
+
+type Row = Record<string, unknown>;
+const jsonl = async (file: string): Promise<Row[]> =>
+  (await readFile(file, 'utf8')).trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as Row);
+
+describe('pushImages without a registry', () => {
+  it('refuses, naming --registry', async () => {
+    const run = pushImages({ dataRoot: '/nonexistent', repo: { name: 'demo/minilib', clone: '/nonexistent' }, config: defaultConfig(), log: silentLogger });
+    await expect(run).rejects.toThrow(ForesightError);
+    await expect(run).rejects.toMatchObject({ remedy: expect.stringContaining('--registry HOST[:PORT]/NAMESPACE') });
+  });
+});
+
+describe.skipIf(skip)('pushImages: the demo eval images to a registry on 127.0.0.1', () => {
+  let ws: Awaited<ReturnType<typeof demoWorkspace>>;
+  let reg: TestRegistry;
+  let hf = '';
+  let localTest: Row[] = [];
+
+  beforeAll(async () => {
+    ws = await demoWorkspace();
+    hf = join(ws.dataRoot, 'demo__minilib', 'emit', 'hf', 'jsonl');
+    await runOn(ws);
+    localTest = await jsonl(join(hf, 'test.jsonl'));
+    reg = await startRegistry();
+  }, 600_000);
+
+  afterAll(async () => {
+    await reg?.stop();
+    if (!reg) return;
+    // Only the registry-named tags are ours; untagging leaves the shared local eval images alone.
+    const tagged = await docker.listImages({ filters: { reference: [`${reg.registry}/*`] } });
+    for (const ref of tagged.flatMap((i) => i.RepoTags ?? []).filter((t) => t.startsWith(`${reg.registry}/`))) {
+      await docker.getImage(ref).remove({ noprune: true }).catch(() => undefined);
+    }
+  }, 60_000);
+
+  const configWith = (registry: string) => loadConfig({ ...process.env, FORESIGHT_REGISTRY: registry });
+
+  it('rewrites every eval image reference to the pushed one, which the registry holds', async () => {
+    expect(localTest.length).toBeGreaterThan(0);
+    for (const row of localTest) expect(row.docker_image).toMatch(/^foresight-eval:[0-9a-f]{24}$/);
+
+    const res = await pushImages({ dataRoot: ws.dataRoot, repo: ws.repo, config: configWith(reg.registry), secrets: loadSecrets({}), log: silentLogger });
+    expect(res.stage).toBe('emit');
+
+    const test = await jsonl(join(hf, 'test.jsonl'));
+    expect(test.map((r) => r.instance_id)).toEqual(localTest.map((r) => r.instance_id));
+    test.forEach((row, i) => expect(row.docker_image).toBe(`${reg.registry}/${String(localTest[i]!.docker_image)}`));
+    const verified = await jsonl(join(hf, 'verified.jsonl'));
+    for (const row of verified.filter((r) => r.image_tier === '3')) expect(String(row.docker_image)).toMatch(new RegExp(`^${reg.registry}/foresight-eval:`));
+
+    for (const row of test) {
+      const [name, tag] = String(row.docker_image).slice(`127.0.0.1:${new URL(reg.url).port}/`.length).split(':');
+      const manifest = await fetch(`${reg.url}/v2/${name}/manifests/${tag}`, { headers: { Accept: 'application/vnd.docker.distribution.manifest.v2+json' } });
+      expect(manifest.status).toBe(200);
+      const body = (await manifest.json()) as { config: { digest: string } };
+      const local = await docker.getImage(String(localTest.find((r) => r.instance_id === row.instance_id)!.docker_image)).inspect();
+      expect(body.config.digest).toBe(local.Id);
+    }
+  }, 600_000);
+
+  it('a registry that is down fails emit, naming the registry, and leaves the rows as they were', async () => {
+    const before = await readFile(join(hf, 'test.jsonl'), 'utf8');
+    const down = `127.0.0.1:${await freePort()}/foresight-test`;
+    const run = pushImages({ dataRoot: ws.dataRoot, repo: ws.repo, config: configWith(down), secrets: loadSecrets({}), log: silentLogger });
+    await expect(run).rejects.toThrow(ForesightError);
+    await expect(run).rejects.toThrow(new RegExp(`cannot push foresight-eval:[0-9a-f]+ to the registry ${down}: .*connection refused`));
+    expect(await readFile(join(hf, 'test.jsonl'), 'utf8')).toBe(before);
+  }, 600_000);
+});
