@@ -7,7 +7,7 @@ CLONE_FLAG = $(if $(CLONE),--clone $(CLONE),)
 VITEST_ARGS ?=
 ORACLE ?=
 
-.PHONY: setup demo test mine stage typecheck bench bench-szz bench-validate bench-interrupt clean-demo
+.PHONY: setup demo eval test mine stage typecheck bench bench-szz bench-validate bench-interrupt clean-demo
 
 setup:
 	@bash scripts/setup.sh
@@ -15,6 +15,10 @@ setup:
 ## Mine the bundled demo repository end to end (no network, no keys) and print a summary.
 demo: setup
 	@$(FORESIGHT) demo
+
+## Grade the emitted rows in their eval images: the gold patches (default) or PREDICTIONS=preds.jsonl (SWE-bench format).
+eval: setup
+	@$(FORESIGHT) eval --dataset $(or $(DATASET),data/$(subst /,__,$(REPO))/emit/hf) $(if $(PREDICTIONS),--predictions $(PREDICTIONS),--gold)
 
 ## Unit tests and the end-to-end test through real Docker.
 test: setup

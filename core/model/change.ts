@@ -26,6 +26,7 @@ export const EXCLUSION_REASONS = {
   unattributed: 'PR1 did not introduce the defect PR2 fixed',
   unfair_statement: "PR1's statement leaks the future fix or prescribes the mechanism",
   eval_image_failed: 'the eval image (the repository at base_commit over the PR1-era environment) could not be built',
+  gold_check_failed: "graded in its eval image with PR1's own patch, the row does not score X = 100%, Y = 0% without PASS_TO_PASS regressions",
 } as const;
 export type ExclusionReason = keyof typeof EXCLUSION_REASONS;
 export const ExclusionReasonSchema = z.enum(Object.keys(EXCLUSION_REASONS) as [ExclusionReason, ...ExclusionReason[]]);

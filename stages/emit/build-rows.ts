@@ -6,7 +6,8 @@ export interface EvalEntry {
   image: string | null;
   /** JSON of a GradingBundle (grading-bundle.ts). */
   bundle: string;
-  problem: string | null;
+  /** Why the chain cannot enter `test`: no eval image, or the gold self-check failed. */
+  problem: { reason: 'eval_image_failed' | 'gold_check_failed'; detail: string } | null;
 }
 
 export interface RowContext {

@@ -1,24 +1,15 @@
 import { TextDecoder } from 'node:util';
 import { readBlob } from '../../core/git.ts';
+import type { BundleFile, GradingBundle } from '../../core/env/index.ts';
 import type { JudgedChain } from '../../core/model/judged.ts';
 
 /**
  * The files each score needs, shipped in the row (`grading_bundle`) because the eval image holds no file of
  * the future: X lays `x.files` (every test and support file PR1 touched, as at pr1_head) over the agent's
  * /testbed and runs `x.run` (pr1_test_files); Y lays `x.files` then `y.files` (PR2's, as at pr2_head, the
- * same overlay validation's S3 used) and runs `y.run` (anticipation_test_files).
+ * same overlay validation's S3 used) and runs `y.run` (anticipation_test_files). The format is
+ * core/env's GradingBundleSchema, which grading parses.
  */
-export interface BundleFile {
-  path: string;
-  encoding: 'utf8' | 'base64';
-  content: string;
-}
-
-export interface GradingBundle {
-  version: 1;
-  x: { files: BundleFile[]; run: string[] };
-  y: { files: BundleFile[]; run: string[] };
-}
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 

@@ -4,10 +4,11 @@ import type { StageContext, StageDef } from '../../core/stage.ts';
 import { FORESIGHT_VERSION } from '../../core/version.ts';
 import { JudgedChainSchema, type JudgedChain } from '../../core/model/judged.ts';
 import { ForesightError } from '../../core/errors.ts';
-import { assertDockerReachable, connectDocker, ensureEvalImage, EVAL_REPO_PATH, getRunner, pushImage, runners } from '../../core/env/index.ts';
+import { assertDockerReachable, connectDocker, ensureEvalImage, EVAL_REPO_PATH, getRunner, gradeInstance, loadRecipe, pushImage, runners } from '../../core/env/index.ts';
 import { rowSchema, TEST_COLUMNS, VERIFIED_COLUMNS } from './columns.ts';
 import { datasetCard } from './dataset-card.ts';
 import { testRow, verifiedRow, type EvalEntry, type RowContext } from './build-rows.ts';
+import { goldProblem } from './gold-check.ts';
 import { gradingBundle } from './grading-bundle.ts';
 import { writeParquet } from './write-parquet.ts';
 
@@ -57,27 +58,39 @@ export const emitStage: StageDef<JudgedChain, Record<string, unknown>> = {
     const sorted = [...input].sort((a, b) => a.instance_id.localeCompare(b.instance_id));
     // Every gradeable chain gets its eval image (tier 3, without the future) and its grading bundle.
     const gradeable = sorted.filter((c) => c.gradeable);
+    const v = ctx.config.validate;
+    const limits = { timeoutSec: v.timeoutSec, memoryBytes: v.memoryMiB * 1024 * 1024, pidsLimit: v.pidsLimit, nanoCpus: Math.round(v.cpus * 1e9) };
     const docker = connectDocker(ctx.config.docker.host);
     if (gradeable.length) await assertDockerReachable(docker);
     // Not checkpointed: a reused image costs an inspect, and the row must name an image that exists now.
     const evals: EvalEntry[] = [];
+    // Grading runs the tests again in the eval image: the run's limits are validate's.
     for (const c of gradeable) {
       ctx.signal.throwIfAborted();
       const res = await ensureEvalImage({
         docker, clone: ctx.repo.clone, envImage: c.env_image_pr1 ?? rc.image, baseCommit: c.pr1_base, runner: getRunner(c.runner),
         signal: ctx.signal, log: ctx.log, logDir: join(ctx.outDir, 'eval-logs'), lockDir: ctx.config.images.lockDir,
       });
-      const bundle = JSON.stringify(await gradingBundle(ctx.repo.clone, c));
-      const problem = res.kind === 'failed' ? `${res.detail.trim().split('\n').pop() ?? ''} (log: ${res.log})` : null;
+      const bundle = await gradingBundle(ctx.repo.clone, c);
+      let problem: EvalEntry['problem'] = res.kind === 'failed' ? { reason: 'eval_image_failed', detail: `${res.detail.trim().split('\n').pop() ?? ''} (log: ${res.log})` } : null;
+      // The gold self-check: PR1's own patch in the eval image must pass every F2P and P2P test and no anticipation test.
+      if (res.kind === 'ready' && !c.excluded) {
+        const gold = await gradeInstance({
+          docker, image: res.image, runner: getRunner(c.runner), patch: c.patch, bundle, f2p: c.FAIL_TO_PASS, p2p: c.PASS_TO_PASS,
+          anti: c.ANTICIPATION_FAIL_TO_PASS, limits, env: (await loadRecipe(ctx.repo.name, ctx.repo.clone, c.pr1_head)).recipe.env, signal: ctx.signal,
+        });
+        problem = goldProblem(gold);
+        if (problem) ctx.log.warn(`${c.instance_id}: gold self-check failed: ${problem.detail}`);
+      }
       const image = res.kind === 'ready' ? await publish(docker, res.image, ctx) : null;
-      evals.push({ instance_id: c.instance_id, image, bundle, problem });
-      ctx.log.progress('building eval images', evals.length, gradeable.length);
+      evals.push({ instance_id: c.instance_id, image, bundle: JSON.stringify(bundle), problem });
+      ctx.log.progress('eval images and gold self-checks', evals.length, gradeable.length);
     }
     const evalOf = new Map(evals.map((e) => [e.instance_id, e]));
     const chains = sorted.map((c): JudgedChain => {
       const e = evalOf.get(c.instance_id);
-      // A chain nobody could evaluate never enters `test`.
-      if (e?.problem && !c.excluded) return { ...c, excluded: { reason: 'eval_image_failed', detail: e.problem, stage: 'emit' } };
+      // A chain nobody could evaluate, or whose gold patch does not grade right, never enters `test`.
+      if (e?.problem && !c.excluded) return { ...c, excluded: { ...e.problem, stage: 'emit' } };
       return c;
     });
     const verified = chains.map((c) => VerifiedRowSchema.parse(verifiedRow(c, rc, evalOf.get(c.instance_id) ?? null)));
