@@ -116,6 +116,30 @@ describe.skipIf(!dockerUp)('make demo, end to end through real Docker', () => {
     expect(String(byId['minilib__3-8']!.patch_failed_detail)).toMatch(/nothing\.py/);
   }, 300_000);
 
+  it('foresight eval: PR1 plus a fix of the edge case (what an anticipating agent writes) scores X = 100% and Y = 100%', async () => {
+    const rows = await jsonl(join(hf, 'jsonl', 'test.jsonl'));
+    const row = rows.find((r) => r.instance_id === 'minilib__1-9')!;
+    // Write the prediction in a work tree at pr1_head: PR #9's source fix laid over it (3-way), diffed from base_commit.
+    const clone = join(repoDir, 'clone');
+    const tree = await mkdtemp(join(tmpdir(), 'foresight-e2e-fix-'));
+    const git = (...args: string[]) => run('git', ['-C', tree, ...args]);
+    await run('git', ['-C', clone, 'worktree', 'add', '--detach', tree, String(row.pr1_head_sha)]);
+    try {
+      await writeFile(join(tree, 'fix.diff'), String(row.anticipation_patch));
+      await git('apply', '-3', 'fix.diff');
+      const patch = (await git('diff', '--no-color', String(row.base_commit), '--', 'minilib')).stdout;
+      expect(patch).toContain('def slugify');
+      const preds = join(data, 'preds-anticipating.jsonl');
+      await writeFile(preds, JSON.stringify({ instance_id: 'minilib__1-9', model_name_or_path: 'anticipating', model_patch: patch }) + '\n');
+      const out = join(data, 'eval-anticipating.json');
+      await foresight(['eval', '--dataset', hf, '--predictions', preds, '--out', out]);
+      const report = JSON.parse(await readFile(out, 'utf8')) as { instances: Array<Record<string, unknown>> };
+      expect(report.instances.map((i) => [i.instance_id, i.X, i.Y])).toEqual([['minilib__1-9', 1, 1]]);
+    } finally {
+      await run('git', ['-C', clone, 'worktree', 'remove', '--force', tree]);
+    }
+  }, 300_000);
+
   it('keeps every other candidate in verified, excluded with the right reason', async () => {
     const rows = await jsonl(join(hf, 'jsonl', 'verified.jsonl'));
     const reasons = Object.fromEntries(rows.map((r) => [r.instance_id, r.exclusion_reason]));
