@@ -1,9 +1,9 @@
 /**
  * `pushImages` on the demo through real Docker and a real registry on 127.0.0.1 (issue #8 item 5): emit
  * reruns with the registry set, the rows name `<registry>/foresight-eval:<key>`, and the registry holds
- * exactly those images (its manifest's config digest is the local image id). The local eval images are
- * not deleted here: their keys are deterministic for the demo, so other suites may share them (the
- * delete-and-pull-back round trip is test/core/env/push.test.ts, on an image of its own).
+ * exactly those images (its manifest's config digest is the local image id); a row's image deleted
+ * locally and pulled back by the row's name passes the gold check. (Demo eval-image keys are the same in
+ * every suite; emit rebuilds a deleted one whenever it needs it.)
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -15,6 +15,7 @@ import { silentLogger } from '../../core/log.ts';
 import { pushImages } from '../../pipeline/push-images.ts';
 import { demoWorkspace, runOn } from '../helpers/demo.ts';
 import { freePort, hasRegistryBin, startRegistry, type TestRegistry } from '../helpers/registry.ts';
+import { gradeLimits, runEval } from '../../pipeline/eval/index.ts';
 
 const docker = connectDocker();
 const dockerUp = await isDockerReachable(docker);
@@ -82,6 +83,26 @@ describe.skipIf(skip)('pushImages: the demo eval images to a registry on 127.0.0
       expect(body.config.digest).toBe(local.Id);
     }
   }, 600_000);
+
+  it('a row\'s image deleted here and pulled back by the row\'s name passes the gold check', async () => {
+    const test = await jsonl(join(hf, 'test.jsonl'));
+    expect(test.length).toBeGreaterThan(0);
+    for (const row of test) {
+      const pushed = String(row.docker_image);
+      expect(pushed.startsWith(`${reg.registry}/`)).toBe(true);
+      // Both names go, so the image is really gone (emit rebuilds the local one whenever it is needed again).
+      const id = (await docker.getImage(pushed).inspect()).Id;
+      for (const ref of [pushed, pushed.slice(reg.registry.length + 1)]) await docker.getImage(ref).remove({ force: true }).catch(() => undefined);
+      await expect(docker.getImage(id).inspect()).rejects.toMatchObject({ statusCode: 404 });
+      const stream = await docker.pull(pushed);
+      await new Promise<void>((resolve, reject) => docker.modem.followProgress(stream, (err: Error | null) => (err ? reject(err) : resolve())));
+    }
+    const outcome = await runEval({
+      dataset: join(hf, '..'), split: 'test', predictions: 'gold', jobs: 1, docker, limits: gradeLimits(loadConfig({}).validate),
+      log: silentLogger, signal: new AbortController().signal, out: join(ws.root, 'gold-pulled.json'),
+    });
+    expect(outcome.report.instances.map((i) => [i.instance_id, i.X, i.Y, i.p2p_regressions])).toEqual(test.map((r) => [r.instance_id, 1, 0, []]));
+  }, 300_000);
 
   it('a registry that is down fails emit, naming the registry, and leaves the rows as they were', async () => {
     const before = await readFile(join(hf, 'test.jsonl'), 'utf8');
