@@ -67,9 +67,11 @@ export const emitStage: StageDef<JudgedChain, Record<string, unknown>> = {
     // Grading runs the tests again in the eval image: the run's limits are validate's.
     for (const c of gradeable) {
       ctx.signal.throwIfAborted();
+      // The PR1 era's recipe: its test environment goes into the eval image, as validation ran with it.
+      const { recipe } = await loadRecipe(ctx.repo.name, ctx.repo.clone, c.pr1_head);
       const res = await ensureEvalImage({
         docker, clone: ctx.repo.clone, envImage: c.env_image_pr1 ?? rc.image, baseCommit: c.pr1_base, runner: getRunner(c.runner),
-        signal: ctx.signal, log: ctx.log, logDir: join(ctx.outDir, 'eval-logs'), lockDir: ctx.config.images.lockDir,
+        testEnv: recipe.env, signal: ctx.signal, log: ctx.log, logDir: join(ctx.outDir, 'eval-logs'), lockDir: ctx.config.images.lockDir,
       });
       const bundle = await gradingBundle(ctx.repo.clone, c);
       let problem: EvalEntry['problem'] = res.kind === 'failed' ? { reason: 'eval_image_failed', detail: `${res.detail.trim().split('\n').pop() ?? ''} (log: ${res.log})` } : null;
@@ -77,7 +79,7 @@ export const emitStage: StageDef<JudgedChain, Record<string, unknown>> = {
       if (res.kind === 'ready' && !c.excluded) {
         const gold = await gradeInstance({
           docker, image: res.image, runner: getRunner(c.runner), patch: c.patch, bundle, f2p: c.FAIL_TO_PASS, p2p: c.PASS_TO_PASS,
-          anti: c.ANTICIPATION_FAIL_TO_PASS, limits, env: (await loadRecipe(ctx.repo.name, ctx.repo.clone, c.pr1_head)).recipe.env, signal: ctx.signal,
+          anti: c.ANTICIPATION_FAIL_TO_PASS, limits, signal: ctx.signal,
         });
         problem = goldProblem(gold);
         if (problem) ctx.log.warn(`${c.instance_id}: gold self-check failed: ${problem.detail}`);

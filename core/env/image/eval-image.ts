@@ -81,6 +81,11 @@ export interface EvalImageOptions {
   lockDir?: string | null;
   /** Limit of the build (default 600 s): past it the build fails. */
   timeoutSec?: number;
+  /**
+   * The test runs' environment (the recipe's `env`, e.g. PYTEST_ADDOPTS), baked into the image's ENV so that
+   * every grading of the row (emit's gold check, `foresight eval`, anyone's harness) runs as validation did.
+   */
+  testEnv?: Readonly<Record<string, string>>;
 }
 
 export type EvalImageResult =
@@ -268,7 +273,8 @@ export async function ensureEvalImage(opts: EvalImageOptions): Promise<EvalImage
   const runnerDir = await resolveRunnerDir(opts.runner);
   const { tar, files } = await runnerTar(runnerDir);
   const tarDigest = createHash('sha256').update(tar).digest('hex');
-  const key = fingerprint(EVAL_RECIPE_VERSION, env.Id, opts.baseCommit, history, tarDigest, BUILD_SCRIPT).slice(0, 24);
+  const testEnv = Object.entries(opts.testEnv ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const key = fingerprint(EVAL_RECIPE_VERSION, env.Id, opts.baseCommit, history, tarDigest, BUILD_SCRIPT, ...(testEnv.length ? [testEnv] : [])).slice(0, 24);
   const image = evalImageTag(key);
   const logPath = path.join(opts.logDir ?? path.join(tmpdir(), 'foresight-env-logs'), `${EVAL_REPOSITORY}-${key}.log`);
 
@@ -376,7 +382,8 @@ async function buildEvalImage(b: BuildInput): Promise<EvalImageResult | null> {
         repo,
         tag,
         comment: `foresight eval image at ${b.baseCommit} (${b.history}) on ${b.envImage}`,
-        changes: [`WORKDIR ${EVAL_REPO_PATH}`, CLEAR_OWNER_LABELS],
+        // Dockerfile syntax: a double-quoted value keeps spaces and quotes; `$` is escaped, or ENV would expand it.
+        changes: [`WORKDIR ${EVAL_REPO_PATH}`, CLEAR_OWNER_LABELS, ...Object.entries(b.testEnv ?? {}).map(([k, v]) => `ENV ${k}=${JSON.stringify(v).replace(/\$/g, '\\$')}`)],
       });
     } catch (err) {
       throw dockerError(`cannot commit ${b.image}`, err);

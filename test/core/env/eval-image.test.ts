@@ -317,6 +317,20 @@ describe.skipIf(skip)('eval images (real Docker, offline)', () => {
     }
   }, 300_000);
 
+  it('the recipe\'s test environment is baked into the image, so every grading runs as validation did', async () => {
+    const testEnv = { PYTEST_ADDOPTS: '-W ignore::DeprecationWarning -p no:cacheprovider', QUOTED: 'a "quoted" $value' };
+    const withEnv = ready(await ensureEvalImage({ docker, clone: repo.dir, envImage, baseCommit: BASE, runner: pytestRunner, testEnv, logDir }));
+    evalImages.add(withEnv.image);
+    expect(withEnv.image).not.toBe(full.image);
+    const ctr = await start(withEnv.image);
+    try {
+      const r = await ctr.sh('printf "%s|%s" "$PYTEST_ADDOPTS" "$QUOTED"');
+      expect(r.text).toBe(`${testEnv.PYTEST_ADDOPTS}|${testEnv.QUOTED}`);
+    } finally {
+      await ctr.close();
+    }
+  }, 120_000);
+
   it('a base commit missing from the clone is a failed build with the log, not an exception', async () => {
     const missing = 'f'.repeat(40);
     const r = await ensureEvalImage({ docker, clone: repo.dir, envImage, baseCommit: missing, runner: pytestRunner, logDir });
