@@ -32,7 +32,7 @@ export { loadRecipe, parseRecipe, recipeFileName, type LoadedRecipe } from './re
 export { filterTestFiles, isIgnoredTest, RecipeSchema, type Recipe } from './recipes/schema.ts';
 export { getRunner, runners } from './runners/registry.ts';
 export type { ParsedRun, Runner, TestStatus } from './runners/types.ts';
-export { BundleFileSchema, BundlePartSchema, gradeInstance, GradingBundleSchema } from './container/grade.ts';
+export { BundleFileSchema, BundlePartSchema, gradeInstance, gradeLimits, GradingBundleSchema } from './container/grade.ts';
 export type { BundleFile, GradedRun, GradedStatus, GradeLimits, GradeOptions, GradeResult, GradingBundle, Score } from './container/grade.ts';
 export { runProblem } from './runners/evidence.ts';
 export type { RunInfraReason, RunProblem } from './runners/evidence.ts';

@@ -7,7 +7,8 @@
  *  - run.ts          grading, resumable per instance
  *  - report.ts       the JSON report and the printed table
  */
-export { EVAL_GRADER_VERSION, gradeLimits, runEval, runName, type EvalOptions, type EvalOutcome } from './run.ts';
+export { gradeLimits } from '../../core/env/index.ts';
+export { EVAL_GRADER_VERSION, runEval, runName, type EvalOptions, type EvalOutcome } from './run.ts';
 export { GOLD_MODEL, goldPredictions, PredictionSchema, readPredictions, type Prediction } from './predictions.ts';
 export { EvalRowSchema, readRows, SPLITS, splitPath, type DatasetRows, type EvalRow, type Split } from './rows.ts';
 export { aggregate, formatReport, instanceReport, InstanceReportSchema, type EvalAggregate, type EvalReport, type InstanceReport } from './report.ts';

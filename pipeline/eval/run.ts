@@ -11,7 +11,6 @@ import PQueue from 'p-queue';
 import { Checkpoint, writeAtomic } from '../../core/artifacts.ts';
 import { errorMessage, ForesightError } from '../../core/errors.ts';
 import { fingerprint } from '../../core/fingerprint.ts';
-import type { Config } from '../../core/config.ts';
 import type { Logger } from '../../core/log.ts';
 import { getRunner, gradeInstance, type GradeLimits } from '../../core/env/index.ts';
 import { goldPredictions, GOLD_MODEL, readPredictions, type Prediction } from './predictions.ts';
@@ -42,11 +41,6 @@ export interface EvalOutcome {
   /** Instances graded by this call, and reused from the checkpoint. */
   graded: number;
   reused: number;
-}
-
-/** The grading limits from the configuration's validate section: grading runs tests as validate does. */
-export function gradeLimits(cfg: Config['validate']): GradeLimits {
-  return { timeoutSec: cfg.timeoutSec, memoryBytes: cfg.memoryMiB * 1024 * 1024, pidsLimit: cfg.pidsLimit, nanoCpus: Math.round(cfg.cpus * 1e9) };
 }
 
 /** A run's folder name: the split and the model(s), filesystem-safe. */

@@ -4,7 +4,7 @@ import type { StageContext, StageDef } from '../../core/stage.ts';
 import { FORESIGHT_VERSION } from '../../core/version.ts';
 import { JudgedChainSchema, type JudgedChain } from '../../core/model/judged.ts';
 import { ForesightError } from '../../core/errors.ts';
-import { assertDockerReachable, connectDocker, ensureEvalImage, EVAL_REPO_PATH, getRunner, gradeInstance, loadRecipe, pushImage, runners } from '../../core/env/index.ts';
+import { assertDockerReachable, connectDocker, ensureEvalImage, EVAL_REPO_PATH, getRunner, gradeInstance, gradeLimits, loadRecipe, pushImage, runners } from '../../core/env/index.ts';
 import { rowSchema, TEST_COLUMNS, VERIFIED_COLUMNS } from './columns.ts';
 import { datasetCard } from './dataset-card.ts';
 import { testRow, verifiedRow, type EvalEntry, type RowContext } from './build-rows.ts';
@@ -58,8 +58,7 @@ export const emitStage: StageDef<JudgedChain, Record<string, unknown>> = {
     const sorted = [...input].sort((a, b) => a.instance_id.localeCompare(b.instance_id));
     // Every gradeable chain gets its eval image (tier 3, without the future) and its grading bundle.
     const gradeable = sorted.filter((c) => c.gradeable);
-    const v = ctx.config.validate;
-    const limits = { timeoutSec: v.timeoutSec, memoryBytes: v.memoryMiB * 1024 * 1024, pidsLimit: v.pidsLimit, nanoCpus: Math.round(v.cpus * 1e9) };
+    const limits = gradeLimits(ctx.config.validate);
     const docker = connectDocker(ctx.config.docker.host);
     if (gradeable.length) await assertDockerReachable(docker);
     // Not checkpointed: a reused image costs an inspect, and the row must name an image that exists now.

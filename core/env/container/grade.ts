@@ -14,6 +14,7 @@
  */
 import type Docker from 'dockerode';
 import { z } from 'zod';
+import type { Config } from '../../config.ts';
 import { ForesightError } from '../../errors.ts';
 import { EVAL_REPO_PATH, EVAL_RUNNER_PATH, EVAL_UID } from '../image/eval-image.ts';
 import { dockerError } from '../image/docker-image.ts';
@@ -44,6 +45,11 @@ export interface GradeLimits {
   nanoCpus?: number;
   /** Per test run: SIGTERM after this, SIGKILL 5 s later (default 600). */
   timeoutSec?: number;
+}
+
+/** The grading limits from the configuration's validate section: grading runs tests as validate does. */
+export function gradeLimits(cfg: Config['validate']): GradeLimits {
+  return { timeoutSec: cfg.timeoutSec, memoryBytes: cfg.memoryMiB * 1024 * 1024, pidsLimit: cfg.pidsLimit, nanoCpus: Math.round(cfg.cpus * 1e9) };
 }
 
 export interface GradeOptions {

@@ -29,6 +29,7 @@ import { fingerprint } from '../../fingerprint.ts';
 import { absoluteGitDir } from '../../git.ts';
 import { resolveRunnerDir } from '../container/chain-env.ts';
 import { forceRemove, ownerLabels, removeOnAbort } from '../container/cleanup.ts';
+import { makeTar, type TarFile } from '../container/tar.ts';
 import { assertDockerReachable } from '../daemon.ts';
 import type { Runner } from '../runners/types.ts';
 import { CLEAR_OWNER_LABELS, lastLines, openBuildLog, runBuildStep } from './build.ts';
@@ -185,56 +186,28 @@ rm -rf "$work"
 echo '[foresight] eval image ready'
 `;
 
-/** One ustar header (name ≤ 100 bytes, owner root, mtime 0: the same files give the same bytes). */
-function tarHeader(name: string, mode: number, size: number, type: '0' | '5'): Buffer {
-  if (Buffer.byteLength(name) > 100) {
-    throw new ForesightError(`runner file path too long to bake: ${name}`, { remedy: 'keep runner file paths under 100 bytes' });
-  }
-  const h = Buffer.alloc(512);
-  const put = (s: string, at: number, len: number): void => void h.write(s, at, len, 'utf8');
-  const oct = (n: number, len: number): string => `${n.toString(8).padStart(len - 1, '0')}\0`;
-  put(name, 0, 100);
-  put(oct(mode, 8), 100, 8);
-  put(oct(0, 8), 108, 8);
-  put(oct(0, 8), 116, 8);
-  put(oct(size, 12), 124, 12);
-  put(oct(0, 12), 136, 12);
-  put('        ', 148, 8);
-  put(type, 156, 1);
-  put('ustar\0', 257, 6);
-  put('00', 263, 2);
-  let sum = 0;
-  for (const b of h) sum += b;
-  put(`${sum.toString(8).padStart(6, '0')}\0 `, 148, 8);
-  return h;
-}
-
 /**
  * The runner's folder as a tar of `foresight/...` (what putArchive extracts at /), without the host-side
  * TypeScript (parsers, registry): only what runs in the container is baked, so a parser fix does not
- * rebuild every eval image. Directories 0755, files 0644 or 0755 as on the host.
+ * rebuild every eval image. Owned by root, files 0644 or 0755 as on the host; the same files give the
+ * same bytes (the tar's digest is part of the image key).
  */
 async function runnerTar(dir: string): Promise<{ tar: Buffer; files: string[] }> {
-  const parts: Buffer[] = [tarHeader(`${EVAL_RUNNER_PATH.slice(1)}/`, 0o755, 0, '5')];
-  const files: string[] = [];
+  const entries: TarFile[] = [];
   const walk = async (rel: string): Promise<void> => {
-    const entries = (await readdir(path.join(dir, rel), { withFileTypes: true })).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-    for (const e of entries) {
+    const list = (await readdir(path.join(dir, rel), { withFileTypes: true })).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    for (const e of list) {
       const r = rel ? `${rel}/${e.name}` : e.name;
-      const name = `${EVAL_RUNNER_PATH.slice(1)}/${r}`;
-      if (e.isDirectory()) {
-        parts.push(tarHeader(`${name}/`, 0o755, 0, '5'));
-        await walk(r);
-      } else if (e.isFile() && !e.name.endsWith('.ts')) {
-        const [body, st] = await Promise.all([readFile(path.join(dir, r)), stat(path.join(dir, r))]);
-        parts.push(tarHeader(name, st.mode & 0o111 ? 0o755 : 0o644, body.length, '0'), body, Buffer.alloc((512 - (body.length % 512)) % 512));
-        files.push(r);
+      if (e.isDirectory()) await walk(r);
+      else if (e.isFile() && !e.name.endsWith('.ts')) {
+        const [content, st] = await Promise.all([readFile(path.join(dir, r)), stat(path.join(dir, r))]);
+        entries.push({ path: `${EVAL_RUNNER_PATH.slice(1)}/${r}`, content, mode: st.mode & 0o111 ? 0o755 : 0o644 });
       }
     }
   };
   await walk('');
-  parts.push(Buffer.alloc(1024));
-  return { tar: Buffer.concat(parts), files };
+  const files = entries.map((f) => f.path.slice(EVAL_RUNNER_PATH.length));
+  return { tar: makeTar(entries, { uid: 0, gid: 0 }), files };
 }
 
 function checkOptions(opts: EvalImageOptions): EvalHistory {
