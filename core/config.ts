@@ -81,6 +81,11 @@ export const ConfigSchema = z.object({
        * that needs one would get it from Secrets.
        */
       registry: z.string().nullable().default(null),
+      /**
+       * The git store of eval images (emit): 'full', the history up to the base commit; 'depth1', the base
+       * commit alone (smaller, for large repositories). Part of each eval image's key and of emit's fingerprint.
+       */
+      evalHistory: z.enum(['full', 'depth1']).default('full'),
     })
     .prefault({}),
   docker: z
@@ -97,6 +102,12 @@ export const ConfigSchema = z.object({
       baseUrl: z.string().nullable().default(null),
       model: z.string().nullable().default(null),
       fairnessModels: z.array(z.string()).default([]),
+      /** LLM requests in flight at once, across the stage. */
+      concurrency: z.number().int().positive().default(4),
+      /** Rounds of spec-repair (rewrite, then re-judge) before a statement is left as it is. */
+      maxRepairs: z.number().int().nonnegative().default(2),
+      /** USD per million tokens, per model; a model not listed costs nothing in the totals (and is named). */
+      prices: z.record(z.string(), z.object({ prompt: z.number().nonnegative(), completion: z.number().nonnegative() })).default({}),
     })
     .prefault({}),
   debug: z
@@ -231,6 +242,21 @@ function registry(origin: Origin, v: string): string {
   return v;
 }
 
+const PricesSchema = z.record(z.string(), z.object({ prompt: z.number().nonnegative(), completion: z.number().nonnegative() }).strict());
+
+/** `{"model": {"prompt": USD per 1M tokens, "completion": USD per 1M tokens}, ...}`. */
+function prices(origin: Origin, v: string): Record<string, { prompt: number; completion: number }> {
+  let json: unknown;
+  try {
+    json = JSON.parse(v);
+  } catch {
+    json = undefined;
+  }
+  const parsed = PricesSchema.safeParse(json);
+  if (!parsed.success) throw bad(origin, v, 'a JSON price table', `'{"model-a":{"prompt":0.15,"completion":0.6}}' (USD per million tokens)`);
+  return parsed.data;
+}
+
 /** A URL without its user:password, and those credentials (registered as a secret). */
 export function splitCredentials(url: string): { url: string; credentials: string | null } {
   try {
@@ -345,9 +371,18 @@ export function loadConfig(env: Env = processEnv(), flags: Flags = {}): Config {
       baseAlias: e('FORESIGHT_BASE_IMAGE'),
       lockDir: e('FORESIGHT_LOCK_DIR') ?? null,
       registry: reg ? registry(reg.origin, reg.value.replace(/\/+$/, '')) : null,
+      evalHistory: enumOf('FORESIGHT_EVAL_HISTORY', ['full', 'depth1'] as const),
     },
     docker: { host: e('DOCKER_HOST') ?? null },
-    judge: { provider: llmBase ? 'openai' : 'rules', baseUrl: llmBase ?? null, model: judgeModel, fairnessModels: fairness },
+    judge: {
+      provider: llmBase ? 'openai' : 'rules',
+      baseUrl: llmBase ?? null,
+      model: judgeModel,
+      fairnessModels: fairness,
+      concurrency: num(null, undefined, 'FORESIGHT_LLM_CONCURRENCY', 1),
+      maxRepairs: num(null, undefined, 'FORESIGHT_MAX_REPAIRS', 0),
+      prices: e('FORESIGHT_LLM_PRICES') === undefined ? undefined : prices(fromEnv('FORESIGHT_LLM_PRICES'), e('FORESIGHT_LLM_PRICES')!),
+    },
     debug: { stack: Boolean(e('FORESIGHT_DEBUG')), profileGit: Boolean(e('FORESIGHT_PROFILE_GIT')) },
   };
   const parsed = ConfigSchema.safeParse(raw);

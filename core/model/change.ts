@@ -24,7 +24,9 @@ export const EXCLUSION_REASONS = {
   anticipation_not_gradeable: "PR2's tests cannot be imported at pr1_head because of commits between PR1 and PR2",
   ineligible: 'PR2 is not a bug fix (a feature, a revert or not a bug)',
   unattributed: 'PR1 did not introduce the defect PR2 fixed',
-  unfair_statement: "PR1's statement leaks the future fix or prescribes the mechanism",
+  unfair_statement: "PR1's statement leaks the future fix or prescribes the mechanism (a fairness judge, or the leak detector naming the leaked tokens)",
+  pr2_spec_unsolvable: "PR2's synthesised statement does not let its held-out tests be derived (pr2_spec_code is not A after repair)",
+  judge_failed: 'a judge gave no usable answer for this chain (refused, or broke its schema twice): nothing was decided',
   eval_image_failed: 'the eval image (the repository at base_commit over the PR1-era environment) could not be built',
   gold_check_failed: "graded in its eval image with PR1's own patch, the row does not score X = 100%, Y = 0% without PASS_TO_PASS regressions",
 } as const;

@@ -1,5 +1,9 @@
 import { EligibilitySchema, type Eligibility } from '../../core/model/verdicts.ts';
+import { prBlocks } from '../blocks.ts';
+import { loadTemplate, render } from '../template.ts';
 import type { Judge } from '../types.ts';
+
+const TEMPLATE = loadTemplate(new URL('./prompt.md', import.meta.url));
 
 const REVERT = /^revert\b/i;
 const FIX = /\b(fix(e[sd])?|correct(s|ed)?|prevent(s|ed)?|bug|regression|crash(es|ed)?|broken|incorrect|wrong|mishandl\w*|error|edge case)\b/i;
@@ -10,20 +14,17 @@ const REFACTOR = /^(refactor(ed|s)?|clean(ed)? ?up|rename[sd]?|reformat(ted|s)?|
 export const eligibilityJudge: Judge<Eligibility> = {
   name: 'eligibility',
   schema: EligibilitySchema,
+  version: 'eligibility-2',
   prompt(input) {
-    return {
-      system:
-        'You classify a pull request. Answer with a JSON object {"verdict": one of "bug_fix", "feature", "revert", "refactor", "not_a_bug", "reason": one sentence}. ' +
-        '"bug_fix" only when the PR corrects behaviour that was wrong for some input or situation (an edge case, a crash, a regression).',
-      user: `${input.pr2.label}: ${input.pr2.title}\n\n${input.pr2.body}\n\nSource diff:\n${input.pr2.patch.slice(0, 12000)}\n\nTest diff:\n${input.pr2.testPatch.slice(0, 6000)}`,
-    };
+    const b = prBlocks('PR2', input.pr2);
+    return render(TEMPLATE, { pr2_text: b.text, pr2_discussion: b.discussion, pr2_patch: b.patch, pr2_tests: b.tests });
   },
   rules(input) {
     // Django-style "Fixed #N -- " / "Refs #N -- " prefixes name a ticket, not what the change does.
     const raw = input.pr2.title.trim();
     const title = raw.replace(/^(\[[\w.]+\]\s*)?((Fixed|Refs)\s+#?\d+(\s*,\s*|\s+and\s+)?)+\s*--\s*/i, '');
     const ticketFixed = title !== raw && /^(\[[\w.]+\]\s*)?Fixed\s+#?\d+/i.test(raw);
-    if (REVERT.test(title)) return { verdict: 'revert', reason: `the title starts with "Revert": ${title}` };
+    if (REVERT.test(title)) return { reason: `the title starts with "Revert": ${title}`, verdict: 'revert' };
     if (FIX.test(title)) return { verdict: 'bug_fix', reason: `the title describes a fix: ${title}` };
     if (FEATURE.test(title)) return { verdict: 'feature', reason: `the title describes new functionality: ${title}` };
     if (REFACTOR.test(title)) return { verdict: 'refactor', reason: `the title describes a refactoring: ${title}` };

@@ -1,6 +1,11 @@
 import { FairnessSchema, type Fairness } from '../../core/model/verdicts.ts';
 import { addedLines, identifiers, ngrams, words } from '../text.ts';
+import { prBlocks } from '../blocks.ts';
+import { loadTemplate, render } from '../template.ts';
 import type { Judge, JudgeInput } from '../types.ts';
+import { data } from '../untrusted.ts';
+
+const TEMPLATE = loadTemplate(new URL('./prompt.md', import.meta.url));
 
 
 /** Identifiers PR2 introduces that PR1's own text and diff never use: seeing one in PR1's statement is a leak. */
@@ -39,16 +44,14 @@ const RULE_SETS: Record<string, (input: JudgeInput) => { leak: string | null }> 
 export const fairnessJudge: Judge<Fairness> = {
   name: 'fairness',
   schema: FairnessSchema,
+  version: 'fairness-2',
   prompt(input) {
-    return {
-      system:
-        'An agent will be given TASK (written from PR1) and later graded, without being told, on tests from a later PR2. ' +
-        'Decide whether TASK leaks anything about PR2 (its bug, fix, names or tests) and whether TASK prescribes the implementation mechanism instead of stating intent. ' +
-        'Answer with a JSON object {"leak": boolean, "prescribes_mechanism": boolean, "reason": one sentence}.',
-      user:
-        `TASK:\n${input.problemStatement}\n\nPR1 diff (for reference):\n${input.pr1.patch.slice(0, 8000)}\n\n` +
-        `PR2 (${input.pr2.label}): ${input.pr2.title}\n\n${input.pr2.body}\n\nPR2 diff:\n${input.pr2.patch.slice(0, 8000)}\n\nPR2 tests:\n${input.pr2.testPatch.slice(0, 6000)}`,
-    };
+    const p1 = prBlocks('PR1', input.pr1);
+    const p2 = prBlocks('PR2', input.pr2);
+    return render(TEMPLATE, {
+      task: data('TASK (the statement under judgement)', input.problemStatement),
+      pr1_patch: p1.patch, pr2_text: p2.text, pr2_patch: p2.patch, pr2_tests: p2.tests,
+    });
   },
   rules(input, variant) {
     const ruleSet = RULE_SETS[variant];

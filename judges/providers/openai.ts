@@ -1,8 +1,13 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { inspect } from 'node:util';
 import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError } from 'openai';
+import type PQueue from 'p-queue';
 import type { z } from 'zod';
 import { ForesightError } from '../../core/errors.ts';
-import type { Judge, JudgeInput, JudgeProvider } from '../types.ts';
+import { UnusableAnswerError } from '../errors.ts';
+import type { Logger } from '../../core/log.ts';
+import type { Answer, Judge, JudgeInput, JudgeProvider, Usage } from '../types.ts';
+import { dropOptionalNulls, SchemaError, strictJsonSchema, type JsonSchema } from './strict-schema.ts';
 
 export interface OpenAIProviderOptions {
   /** OpenAI-compatible base URL, e.g. `https://api.openai.com/v1` or `http://127.0.0.1:8000/v1`. */
@@ -11,10 +16,20 @@ export interface OpenAIProviderOptions {
   model: string;
   /** Per-request timeout (each attempt). Default 120 s. */
   timeoutMs?: number;
-  /** Retries the client makes on 408/409/429/5xx and connection errors. Default 3. */
+  /** Retries the client makes on 408/409/429/5xx and connection errors, waiting as retry-after(-ms) says. Default 3. */
   maxRetries?: number;
   fetch?: typeof fetch;
+  /**
+   * Limits requests in flight; share one queue among every provider of an endpoint (registry.ts). A
+   * request holds its slot through the client's retries, so a rate-limited endpoint is not hammered.
+   */
+  queue?: PQueue;
+  /** Told once when the endpoint rejects JSON-schema structured outputs and JSON mode is used instead. */
+  log?: Logger;
 }
+
+/** How the reply's shape is asked for: a strict JSON schema, or JSON mode with the schema in the prompt. */
+type Mode = 'json_schema' | 'json_object';
 
 type Message = OpenAI.Chat.Completions.ChatCompletionMessageParam;
 
@@ -35,13 +50,20 @@ export function openaiProvider(opts: OpenAIProviderOptions): JudgeProvider {
   const endpoint = describeEndpoint(opts.baseURL);
   const maxRetries = opts.maxRetries ?? DEFAULT_MAX_RETRIES;
   const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const baseFetch = opts.fetch ?? fetch;
+  // Every HTTP attempt (the client's own retries included) counts as a call of the answer it serves.
+  const attempts = new AsyncLocalStorage<{ requests: number }>();
 
   const client = new OpenAI({
     baseURL: opts.baseURL,
     apiKey,
     timeout: timeoutMs,
     maxRetries,
-    ...(opts.fetch ? { fetch: opts.fetch } : {}),
+    fetch: (url, init) => {
+      const counter = attempts.getStore();
+      if (counter) counter.requests++;
+      return baseFetch(url, init);
+    },
     // Never pick up credentials or ids for api.openai.com from the environment and send them elsewhere.
     adminAPIKey: null,
     organization: null,
@@ -50,61 +72,125 @@ export function openaiProvider(opts: OpenAIProviderOptions): JudgeProvider {
     logger: redactingLogger(redact),
   });
 
-  async function complete(judgeName: string, messages: Message[]): Promise<Reply> {
+  let mode: Mode = 'json_schema';
+
+  async function complete(judgeName: string, request: Request, counter: { requests: number }): Promise<Reply & { usage: Usage }> {
+    const send = () => attempts.run(counter, () => client.chat.completions.create({ model, temperature: 0, ...request }));
     try {
-      const res = await client.chat.completions.create({
-        model,
-        messages,
-        temperature: 0,
-        response_format: { type: 'json_object' },
-      });
+      const res = await (opts.queue ? opts.queue.add(send) : send());
       const choice = res.choices?.[0];
       return {
         content: choice?.message?.content ?? null,
         refusal: choice?.message?.refusal ?? null,
         finishReason: choice?.finish_reason ?? null,
+        usage: { prompt_tokens: res.usage?.prompt_tokens ?? 0, completion_tokens: res.usage?.completion_tokens ?? 0 },
       };
     } catch (err) {
+      if (err instanceof APIError && rejectsJsonSchema(err) && request.response_format.type === 'json_schema') throw new JsonSchemaRejected(err);
       throw toForesightError(err, { judgeName, model, endpoint, maxRetries, timeoutMs, redact });
+    }
+  }
+
+  /** One request in the current mode; a rejected JSON schema switches this provider to JSON mode for good. */
+  async function completeInMode(
+    judgeName: string,
+    build: (mode: Mode) => Request,
+    counter: { requests: number },
+  ): Promise<Reply & { usage: Usage }> {
+    try {
+      return await complete(judgeName, build(mode), counter);
+    } catch (err) {
+      if (!(err instanceof JsonSchemaRejected)) throw err;
+      if (mode === 'json_schema') {
+        mode = 'json_object';
+        opts.log?.warn(
+          `the LLM endpoint ${endpoint} rejected JSON-schema structured outputs for model ${model} (${redact(quote(err.cause.message))}); ` +
+            'using JSON mode with the schema in the prompt from now on',
+        );
+      }
+      return complete(judgeName, build('json_object'), counter);
     }
   }
 
   return {
     name: 'openai-compatible',
     model,
-    async ask<V>(judge: Judge<V>, input: JudgeInput): Promise<V> {
+    async ask<V>(judge: Judge<V>, input: JudgeInput): Promise<Answer<V>> {
       const { system, user } = judge.prompt(input);
-      const messages: Message[] = [
-        { role: 'system', content: mentionsJson(system, user) ? system : `${system}\n\nReply with a single JSON object.` },
-        { role: 'user', content: user },
-      ];
+      const schema = schemaOf(judge);
+      const counter = { requests: 0 };
+      const usage: Usage = { prompt_tokens: 0, completion_tokens: 0 };
+      const followUps: Message[] = [];
+      const build = (m: Mode): Request => ({
+        messages: [{ role: 'system', content: m === 'json_schema' ? system : withSchema(system, schema) }, { role: 'user', content: user }, ...followUps],
+        response_format:
+          m === 'json_schema' ? { type: 'json_schema', json_schema: { name: judge.name, strict: true, schema } } : { type: 'json_object' },
+      });
+      const answer = async (): Promise<Parsed<V>> => {
+        const reply = await completeInMode(judge.name, build, counter);
+        usage.prompt_tokens += reply.usage.prompt_tokens;
+        usage.completion_tokens += reply.usage.completion_tokens;
+        const parsed = parseVerdict(reply, judge.schema);
+        if (!parsed.ok) {
+          followUps.push(
+            { role: 'assistant', content: reply.content ?? '' },
+            {
+              role: 'user',
+              content:
+                `Your reply could not be used: ${parsed.issue}\n` +
+                'Reply again with only a JSON object that satisfies the requested format, and nothing else.',
+            },
+          );
+        }
+        return parsed;
+      };
 
-      const first = await complete(judge.name, messages);
-      const firstVerdict = parseVerdict(first, judge.schema);
-      if (firstVerdict.ok) return firstVerdict.value;
+      const first = await answer();
+      if (first.ok) return { value: first.value, usage, calls: counter.requests, cached: false };
+      const second = await answer();
+      if (second.ok) return { value: second.value, usage, calls: counter.requests, cached: false };
 
-      messages.push(
-        { role: 'assistant', content: first.content ?? '' },
-        {
-          role: 'user',
-          content:
-            `Your reply could not be used: ${firstVerdict.issue}\n` +
-            'Reply again with only a JSON object that satisfies the requested format, and nothing else.',
-        },
-      );
-      const second = await complete(judge.name, messages);
-      const secondVerdict = parseVerdict(second, judge.schema);
-      if (secondVerdict.ok) return secondVerdict.value;
-
-      throw new ForesightError(
-        redact(`the ${judge.name} judge's model ${model} returned an unusable verdict twice: ${secondVerdict.issue}`),
-        {
-          remedy: 'use a model that follows JSON instructions (FORESIGHT_JUDGE_MODEL / FORESIGHT_FAIRNESS_MODELS), then rerun',
-          external: true,
-        },
+      // Not an endpoint failure: the judge stage records it on the chain (judge_failed) and goes on.
+      throw new UnusableAnswerError(
+        redact(`the ${judge.name} judge's model ${model} returned an unusable verdict twice: ${second.issue}`),
+        { remedy: 'use a model that follows JSON instructions (FORESIGHT_JUDGE_MODEL / FORESIGHT_FAIRNESS_MODELS), then rerun' },
       );
     },
   };
+}
+
+type Request = Pick<OpenAI.Chat.Completions.ChatCompletionCreateParamsNonStreaming, 'messages'> & {
+  response_format: OpenAI.ResponseFormatJSONSchema | OpenAI.ResponseFormatJSONObject;
+};
+
+const schemas = new WeakMap<z.ZodType, JsonSchema>();
+
+/** The strict JSON schema of a judge's verdict (what is sent, and part of the answer cache key). */
+export function schemaOf(judge: Pick<Judge<unknown>, 'name' | 'schema'>): JsonSchema {
+  try {
+    let schema = schemas.get(judge.schema);
+    if (!schema) schemas.set(judge.schema, (schema = strictJsonSchema(judge.schema, judge.name)));
+    return schema;
+  } catch (err) {
+    const why = err instanceof SchemaError ? err.message : `the ${judge.name} judge's schema has no JSON schema: ${String(err)}`;
+    throw new ForesightError(why, { remedy: `change the ${judge.name} judge's zod schema (judges/${judge.name}/)`, cause: err });
+  }
+}
+
+/** JSON mode: the shape goes into the system prompt (and the word JSON, which JSON mode requires). */
+function withSchema(system: string, schema: JsonSchema): string {
+  return `${system}\n\nReply with a single JSON object, in this key order, that matches this JSON schema:\n${JSON.stringify(schema)}`;
+}
+
+/** A server without structured outputs answers 400 (some 422) naming the parameter it does not know. */
+function rejectsJsonSchema(err: APIError): boolean {
+  return (err.status === 400 || err.status === 422) && /response_format|json_schema|not supported|unsupported/i.test(err.message);
+}
+
+class JsonSchemaRejected extends Error {
+  constructor(override readonly cause: APIError) {
+    super('json_schema rejected');
+  }
 }
 
 interface Reply {
@@ -129,7 +215,7 @@ export function parseVerdict<V>(reply: Reply, schema: z.ZodType<V>): Parsed<V> {
     const why = err instanceof Error ? err.message : String(err);
     return { ok: false, issue: `the reply is not valid JSON (${why})${cutOff}: ${quote(reply.content)}` };
   }
-  const result = schema.safeParse(json);
+  const result = schema.safeParse(dropOptionalNulls(json, schema));
   if (result.success) return { ok: true, value: result.data };
   return { ok: false, issue: `the JSON does not match the verdict schema: ${describeIssues(result.error)}` };
 }
@@ -150,11 +236,6 @@ function describeIssues(error: z.ZodError): string {
 function quote(text: string): string {
   const flat = text.replace(/\s+/g, ' ').trim();
   return JSON.stringify(flat.length > QUOTE_LIMIT ? `${flat.slice(0, QUOTE_LIMIT)}…` : flat);
-}
-
-/** OpenAI's JSON mode rejects requests whose messages never mention JSON. */
-function mentionsJson(...texts: string[]): boolean {
-  return texts.some((t) => /json/i.test(t));
 }
 
 /** Host (and path) of the endpoint without any userinfo, for error messages. */
@@ -236,7 +317,7 @@ function toForesightError(
     }
     return make(
       `the LLM endpoint rejected the request (HTTP ${status}; ${who})${detail}`,
-      'check that the model supports chat completions with JSON mode (response_format json_object)',
+      'check that the model supports chat completions with structured outputs or JSON mode (response_format json_schema / json_object)',
       false,
     );
   }

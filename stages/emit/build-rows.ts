@@ -51,8 +51,7 @@ function common(c: JudgedChain, ctx: RowContext, ev: EvalEntry | null): Record<s
     test_patch: c.test_patch,
     anticipation_patch: c.anticipation_patch,
     anticipation_test_patch: c.anticipation_test_patch,
-    // Synthesised by the spec-repair step, which is not part of this pipeline yet.
-    pr2_problem_statement: null,
+    pr2_problem_statement: c.judgement.pr2_problem_statement,
     pr2_problem_statement_raw: c.pr2_problem_statement_raw,
     pr1_test_files: json(c.pr1_test_files),
     anticipation_test_files: json(c.anticipation_test_files),
@@ -73,13 +72,21 @@ function common(c: JudgedChain, ctx: RowContext, ev: EvalEntry | null): Record<s
     gap_days: c.gap_days,
     mining_category: c.mining_category,
     mining_evidence: evidence(c),
-    // Label judges (severity, difficulty ...) are not part of this pipeline yet: null, never guessed.
-    severity: null,
-    failure_mode: null,
-    trigger_path: null,
-    mechanism: null,
-    difficulty: null,
-    pr1_difficulty: null,
+    // Labels: null where no judge answered (the offline rules cannot), never guessed.
+    severity: c.judgement.severity,
+    failure_mode: c.judgement.failure_mode,
+    trigger_path: c.judgement.trigger_path,
+    mechanism: c.judgement.mechanism,
+    difficulty: c.judgement.difficulty,
+    pr1_difficulty: c.judgement.pr1_difficulty,
+    pr2_spec_code: c.judgement.pr2_spec_code,
+    pr2_spec_repaired: c.judgement.pr2_spec_repaired,
+    eval_ready: c.judgement.eval_ready,
+    pr1_code: c.judgement.pr1_code,
+    pr1_code_original: c.judgement.pr1_code_original,
+    pr1_spec_repaired: c.judgement.pr1_spec_repaired,
+    pr1_task_type: c.judgement.pr1_task_type,
+    clarity_score: c.judgement.clarity_score,
   };
 }
 
@@ -88,16 +95,9 @@ export function testRow(c: JudgedChain, ctx: RowContext, ev: EvalEntry): Record<
   return {
     ...common(c, ctx, ev),
     environment_setup_commit: c.pr1_base,
-    pr2_spec_repaired: false,
-    pr2_spec_code: null,
-    eval_ready: null,
     fully_gradeable: c.gradeable && !c.excluded,
-    pr1_code: null,
-    pr1_code_original: null,
-    pr1_spec_repaired: false,
-    pr1_task_type: null,
-    quality: null,
-    clarity_score: null,
+    // Who judged the row and why it is not eval_ready (empty flags when it is).
+    quality: json({ judged_by: c.verdicts.judged_by, flags: c.judgement.quality_flags }),
   };
 }
 
@@ -125,7 +125,13 @@ export function verifiedRow(c: JudgedChain, ctx: RowContext, ev: EvalEntry | nul
     // null means "not collected" (git history only), [] means "collected, none".
     pr_comments: c.pr_comments === null ? null : json(c.pr_comments),
     linked_issues: c.linked_issues === null ? null : json(c.linked_issues),
-    security: null,
+    security: c.judgement.security,
+    solvability_verdict: v.solvability ? json(v.solvability) : null,
+    pr2_solvability_verdict: v.pr2_solvability ? json(v.pr2_solvability) : null,
+    labels_verdict: v.labels ? json(v.labels) : null,
+    spec_repairs: json(v.repairs),
+    // What judging this row cost (tokens, calls, USD from the configured price table).
+    llm_usage: json({ judged_by: v.judged_by, ...c.usage }),
     provenance: 'mined',
   };
 }

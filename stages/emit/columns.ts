@@ -7,7 +7,8 @@ const i = (name: string, nullable = false): ColumnSpec => ({ name, type: 'int64'
 
 /**
  * The `test` split (v1 schema of the dataset card). Test lists and structured fields are JSON-encoded
- * strings, as in the card. Label columns are null until the label judges fill them.
+ * strings, as in the card. Judgement columns are null where no judge answered them
+ * (the offline rules provider answers only eligibility, attribution and fairness).
  */
 export const TEST_COLUMNS: readonly ColumnSpec[] = [
   s('instance_id'), s('repo'), s('base_commit'), s('environment_setup_commit'),
@@ -19,11 +20,11 @@ export const TEST_COLUMNS: readonly ColumnSpec[] = [
   s('pr1_test_files'), s('anticipation_test_files'),
   s('docker_image'), s('repo_path'), s('runner'), s('install_cmd'), s('test_cmd'), s('run_helper'), s('grading_bundle'),
   s('created_at'), s('pr2_created_at'), i('gap_days'),
-  b('eval_ready', true), b('fully_gradeable'),
+  b('eval_ready'), b('fully_gradeable'),
   s('pr1_code', true), s('pr1_code_original', true), b('pr1_spec_repaired'),
   s('severity', true), s('failure_mode', true), s('trigger_path', true), s('mechanism', true),
   s('difficulty', true), s('pr1_difficulty', true), s('pr1_task_type', true),
-  s('mining_category'), s('mining_evidence'), s('quality', true), i('clarity_score', true),
+  s('mining_category'), s('mining_evidence'), s('quality'), i('clarity_score', true),
 ];
 
 /** The `verified` config: every chain, gradeable or not, with the gates' verdicts and the reason it is excluded. */
@@ -38,10 +39,13 @@ export const VERIFIED_COLUMNS: readonly ColumnSpec[] = [
   b('gradeable'), b('excluded'), s('exclusion_reason', true), s('exclusion_detail', true),
   s('mining_category'), s('mining_evidence'),
   s('eligibility_verdict', true), s('attribution_verdict', true), s('fairness_verdicts'), s('fairness_consensus', true),
+  s('solvability_verdict', true), s('pr2_solvability_verdict', true), s('labels_verdict', true), s('spec_repairs'),
+  b('eval_ready'), s('pr1_code', true), s('pr1_code_original', true), b('pr1_spec_repaired'), s('pr1_task_type', true), i('clarity_score', true),
+  b('pr2_spec_repaired'), s('pr2_spec_code', true),
   s('severity', true), s('failure_mode', true), s('trigger_path', true), s('mechanism', true),
   s('difficulty', true), s('pr1_difficulty', true),
   s('docker_image'), s('env_image_pr1'), s('env_image_pr2'), s('image_tier'), s('repo_path'), s('install_cmd'), s('test_cmd'), s('run_helper'), s('grading_bundle', true),
-  s('pr_comments', true), s('linked_issues', true), b('security', true), s('provenance'),
+  s('pr_comments', true), s('linked_issues', true), b('security', true), s('llm_usage'), s('provenance'),
   s('created_at'), s('pr2_created_at'), i('gap_days'),
 ];
 

@@ -12,6 +12,9 @@ import { goldProblem } from './gold-check.ts';
 import { gradingBundle } from './grading-bundle.ts';
 import { writeParquet } from './write-parquet.ts';
 
+// The gold gate's verdict, for the eval-image benchmark (bench/eval-images.ts) to judge rows as emit does.
+export { goldProblem } from './gold-check.ts';
+
 const VerifiedRowSchema = rowSchema(VERIFIED_COLUMNS);
 const TestRowSchema = rowSchema(TEST_COLUMNS);
 
@@ -45,8 +48,8 @@ export function hfDir(outDir: string): string {
 export const emitStage: StageDef<JudgedChain, Record<string, unknown>> = {
   name: 'emit',
   entry: import.meta.url,
-  // The registry changes every gradeable row's docker_image.
-  config: (cfg) => ({ image: cfg.validate.image, registry: cfg.images.registry }),
+  // The registry and the eval images' history mode change every gradeable row's docker_image.
+  config: (cfg) => ({ image: cfg.validate.image, registry: cfg.images.registry, evalHistory: cfg.images.evalHistory }),
   input: JudgedChainSchema,
   output: VerifiedRowSchema,
   async run(input, ctx) {
@@ -70,7 +73,7 @@ export const emitStage: StageDef<JudgedChain, Record<string, unknown>> = {
       const { recipe } = await loadRecipe(ctx.repo.name, ctx.repo.clone, c.pr1_head);
       const res = await ensureEvalImage({
         docker, clone: ctx.repo.clone, envImage: c.env_image_pr1 ?? rc.image, baseCommit: c.pr1_base, runner: getRunner(c.runner),
-        testEnv: recipe.env, signal: ctx.signal, log: ctx.log, logDir: join(ctx.outDir, 'eval-logs'), lockDir: ctx.config.images.lockDir,
+        history: ctx.config.images.evalHistory, testEnv: recipe.env, signal: ctx.signal, log: ctx.log, logDir: join(ctx.outDir, 'eval-logs'), lockDir: ctx.config.images.lockDir,
       });
       const bundle = await gradingBundle(ctx.repo.clone, c);
       let problem: EvalEntry['problem'] = res.kind === 'failed' ? { reason: 'eval_image_failed', detail: `${res.detail.trim().split('\n').pop() ?? ''} (log: ${res.log})` } : null;

@@ -1,22 +1,19 @@
-import { changeLabel, type PullRequest } from '../../core/model/change.ts';
+import { changeLabel } from '../../core/model/change.ts';
 import type { StageDef } from '../../core/stage.ts';
 import { ChainSchema, type Chain } from '../../core/model/chain.ts';
+import { pr1OwnMaterial, rawStatement } from '../../core/model/discussion.ts';
 import { ExtractedChainSchema, type ExtractedChain } from '../../core/model/extracted.ts';
 import { sourceSettings } from '../../core/sources/registry.ts';
 import { contextCollector } from './context.ts';
 import { splitPatch } from './split-patch.ts';
-
-/** The PR's human text, as written: title, blank line, body. */
-export function rawStatement(pr: PullRequest): string {
-  return pr.body ? `${pr.title}\n\n${pr.body}` : pr.title;
-}
 
 const DAY_MS = 86_400_000;
 
 /**
  * extract: the four commits of each chain (mainline view: base = first parent of the merged commit),
  * each PR's diff split into source and tests, the test files to run, and PR1's statement — built
- * from PR1 alone, so nothing of PR2 can reach it.
+ * from PR1 alone (its title, body and the issue or ticket it closes, from before it merged), so
+ * nothing of PR2 can reach it.
  */
 export const extractStage: StageDef<Chain, ExtractedChain> = {
   name: 'extract',
@@ -42,6 +39,7 @@ export const extractStage: StageDef<Chain, ExtractedChain> = {
       // Discussion costs requests: only for chains that can still enter the dataset.
       const talk = excluded ? { pr_comments: null, linked_issues: null, complete: true } : await discussion.collect(c.pr1, c.pr2);
       complete &&= talk.complete;
+      const statement = rawStatement(c.pr1, pr1OwnMaterial({ pr1: c.pr1, ...talk }));
       const out: ExtractedChain = {
         ...c,
         excluded,
@@ -58,8 +56,8 @@ export const extractStage: StageDef<Chain, ExtractedChain> = {
         anticipation_test_files: p2.testFiles,
         pr1_overlay_files: p1.overlayFiles,
         anticipation_overlay_files: p2.overlayFiles,
-        problem_statement: rawStatement(c.pr1),
-        problem_statement_raw: rawStatement(c.pr1),
+        problem_statement: statement,
+        problem_statement_raw: statement,
         pr2_problem_statement_raw: rawStatement(c.pr2),
         created_at: c.pr1.mergedAt,
         pr2_created_at: c.pr2.mergedAt,

@@ -1,12 +1,13 @@
 import { execFile, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtemp, readFile, stat, writeFile } from 'node:fs/promises';
+import { cp, mkdtemp, readFile, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { connectDocker, isDockerReachable, RUN_LABEL } from '../../core/env/index.ts';
 import { readParquetTable } from '../../stages/emit/write-parquet.ts';
+import { fakeModel } from '../helpers/fake-model.ts';
 import { startFakeOpenAI } from '../helpers/fake-openai.ts';
 import { pythonWithDatasets, runPython } from '../helpers/python.ts';
 
@@ -49,7 +50,7 @@ describe.skipIf(!dockerUp)('make demo, end to end through real Docker', () => {
   it('emits exactly the two true chains into the test split, with their fail->pass sets', async () => {
     const rows = await jsonl(join(hf, 'jsonl', 'test.jsonl'));
     expect(rows.map((r) => r.instance_id)).toEqual(['minilib__1-9', 'minilib__3-8']);
-    const byId = Object.fromEntries(rows.map((r) => [r.instance_id, r]));
+    const byId = Object.fromEntries(rows.map((r) => [String(r.instance_id), r] as const));
     expect(list(byId['minilib__1-9']!.FAIL_TO_PASS)).toEqual(['tests/test_text.py::test_slugify_basic']);
     expect(list(byId['minilib__1-9']!.ANTICIPATION_FAIL_TO_PASS)).toEqual(['tests/test_text.py::test_slugify_collapses_whitespace']);
     expect(list(byId['minilib__3-8']!.FAIL_TO_PASS)).toEqual([
@@ -235,12 +236,81 @@ describe.skipIf(!dockerUp)('make demo, end to end through real Docker', () => {
     expect(await sets(term)).toEqual(await sets(repoDir));
   }, 300_000);
 
+  it('LLM judges through a local OpenAI-compatible server: every judgement column filled, a B2 statement repaired, a planted leak caught, zero calls on a rerun', async () => {
+    // A copy of the validated demo: the judges rerun on it without touching the other tests' data.
+    const data3 = await mkdtemp(join(tmpdir(), 'foresight-e2e-llm-'));
+    await cp(repoDir, join(data3, 'demo__minilib'), { recursive: true });
+    const model = fakeModel({ faults: true });
+    const llm = await startFakeOpenAI({ handler: (req) => model.handle(req) });
+    const env = {
+      FORESIGHT_LLM_BASE_URL: llm.baseURL,
+      FORESIGHT_JUDGE_MODEL: 'judge-m',
+      FORESIGHT_FAIRNESS_MODELS: 'fair-a,fair-b',
+      FORESIGHT_LLM_PRICES: JSON.stringify({ 'judge-m': { prompt: 0.5, completion: 1.5 }, 'fair-a': { prompt: 0.1, completion: 0.1 }, 'fair-b': { prompt: 0.1, completion: 0.1 } }),
+    };
+    try {
+      const out = await foresight(['run', '--repo', 'demo/minilib', '--data', data3, '--from', 'judge'], env);
+      // The endpoint misbehaved once each way, and the run went through.
+      expect(model.faults.sort()).toEqual(['429', '500', 'malformed']);
+      expect(out.stderr).toMatch(/LLM usage: \d+ calls?.*prompt.*completion.*\$\d/s);
+      const hf3 = join(data3, 'demo__minilib', 'emit', 'hf');
+      const rows = Object.fromEntries((await jsonl(join(hf3, 'jsonl', 'test.jsonl'))).map((r) => [String(r.instance_id), r] as const));
+      expect(Object.keys(rows).sort()).toEqual(['minilib__1-9', 'minilib__3-8']);
+      const JUDGED = ['pr1_code', 'pr1_code_original', 'clarity_score', 'pr1_task_type', 'pr2_problem_statement', 'pr2_spec_code', 'severity',
+        'failure_mode', 'trigger_path', 'mechanism', 'difficulty', 'pr1_difficulty', 'quality', 'eval_ready'];
+      for (const r of Object.values(rows)) for (const k of JUDGED) expect(r[k], `${String(r.instance_id)}.${k}`).not.toBeNull();
+      const r38 = rows['minilib__3-8']!;
+      expect([r38.pr1_code_original, r38.pr1_code, r38.pr1_spec_repaired, r38.eval_ready]).toEqual(['B2', 'A', true, true]);
+      expect(r38.problem_statement).toContain('exported from the package');
+      expect(r38.problem_statement).not.toContain('test_parse_uppercase_units');
+      expect([r38.severity, r38.failure_mode, r38.mechanism]).toEqual(['major', 'silent', 'missed_edge_case']);
+      const verified = Object.fromEntries((await jsonl(join(hf3, 'jsonl', 'verified.jsonl'))).map((r) => [String(r.instance_id), r] as const));
+      const repairs = JSON.parse(verified['minilib__3-8']!.spec_repairs as string) as { pr1: Array<{ leaks: string[]; accepted: boolean }>; pr2: unknown[] };
+      // Round 1 named PR2's test: caught by the leak detector, rejected; round 2 accepted.
+      expect(repairs.pr1.map((r) => [r.leaks, r.accepted])).toEqual([[['test_parse_uppercase_units'], false], [[], true]]);
+      expect(repairs.pr2.length).toBeGreaterThan(0);
+      expect(verified['minilib__3-8']!.pr2_spec_code).toBe('A');
+      expect(verified['minilib__3-8']!.security).toBe(false);
+      const usage = JSON.parse(verified['minilib__3-8']!.llm_usage as string) as { judged_by: string; calls: number; prompt_tokens: number; usd: number };
+      expect(usage.judged_by).toBe('llm');
+      expect(usage.calls).toBeGreaterThan(8);
+      expect(usage.prompt_tokens).toBeGreaterThan(1000);
+      expect(usage.usd).toBeGreaterThan(0);
+
+      // Unchanged prompts: the answers come from the on-disk cache, not the endpoint.
+      const sent = llm.requests.length;
+      const again = await foresight(['run', '--repo', 'demo/minilib', '--data', data3, '--from', 'judge'], env);
+      expect(llm.requests.length).toBe(sent);
+      expect(again.stderr).toMatch(/LLM usage: 0 calls/);
+
+      // The parquet still loads with the real datasets library, with the card's column types.
+      await pythonWithDatasets();
+      const types = await runPython(
+        [
+          'import json, sys, datasets',
+          'test = datasets.load_dataset(sys.argv[1], split="test")',
+          'ver = datasets.load_dataset(sys.argv[1], "verified", split="verified")',
+          'f = test.features',
+          'print(json.dumps({k: f[k].dtype for k in ["clarity_score", "eval_ready", "pr1_code", "severity", "gap_days"]} | {"security": ver.features["security"].dtype, "n": len(test)}))',
+        ].join('\n'),
+        [hf3],
+      );
+      expect(JSON.parse(types)).toEqual({ clarity_score: 'int64', eval_ready: 'bool', pr1_code: 'string', severity: 'string', gap_days: 'int64', security: 'bool', n: 2 });
+    } finally {
+      await llm.close();
+    }
+  }, 400_000);
+
   it('an LLM endpoint that echoes the API key puts it in no artifact, log or Parquet file', async () => {
     const llm = await startFakeOpenAI();
     try {
       // One answer fits every judge's schema; its reason quotes the key the client sent.
-      const answer = JSON.stringify({ verdict: 'bug_fix', code: 'A', leak: false, prescribes_mechanism: false, reason: `authorized with ${KEY}` });
-      llm.enqueue(...Array.from({ length: 30 }, () => ({ content: answer })));
+      const answer = JSON.stringify({
+        reason: `authorized with ${KEY}`, verdict: 'bug_fix', code: 'A', leak: false, prescribes_mechanism: false, clarity_score: 0, task_type: 'bug',
+        statement: `a statement written with ${KEY}`, impact: 'low', reach: 'narrow', failure_mode: 'loud', trigger_path: 'default', mechanism: 'other',
+        difficulty: 'easy', pr1_difficulty: 'easy', security: false,
+      });
+      llm.setHandler(() => ({ content: answer }));
       await foresight(['run', '--repo', 'demo/minilib', '--data', data, '--from', 'judge'], {
         FORESIGHT_LLM_BASE_URL: llm.baseURL,
         FORESIGHT_JUDGE_MODEL: 'judge-m',

@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { attributionJudge } from '../../judges/attribution/index.ts';
 import { eligibilityJudge } from '../../judges/eligibility/index.ts';
 import { FAIRNESS_RULE_SETS, fairnessJudge } from '../../judges/fairness/index.ts';
+import { labelsJudge } from '../../judges/labels/index.ts';
+import { solvabilityJudge } from '../../judges/solvability/index.ts';
 import { makeProviders } from '../../judges/providers/registry.ts';
 import { rulesProvider } from '../../judges/providers/rules.ts';
 import type { JudgeInput } from '../../judges/types.ts';
@@ -22,6 +24,7 @@ function chain(problemStatement: string, over: Partial<JudgeInput> = {}): JudgeI
       body: 'slugify() lowercases a title and joins its words with hyphens, for use in URLs.',
       patch: `--- a/minilib/text.py\n+++ b/minilib/text.py\n@@ -1,0 +1,2 @@\n+def slugify(text):\n+    ${PR1_LINE}\n`,
       testPatch: '+def test_slugify_basic():\n+    assert slugify("Hello World") == "hello-world"\n',
+      discussion: '',
     },
     pr2: {
       label: 'PR #9',
@@ -29,7 +32,11 @@ function chain(problemStatement: string, over: Partial<JudgeInput> = {}): JudgeI
       body: PR2_BODY,
       patch: '+def _collapse_whitespace(text):\n+    return " ".join(text.split())\n',
       testPatch: '+def test_slugify_collapses_whitespace():\n+    assert slugify("a  b") == "a-b"\n',
+      discussion: '',
     },
+    pr2Statement: null,
+    tests: { pr1FailToPass: ['tests/test_text.py::test_slugify_basic'], anticipation: ['tests/test_text.py::test_slugify_collapses_whitespace'] },
+    feedback: null,
     blame: { linesFromPr1: 1, linesFromOthers: 0, explicitReference: true },
     ...over,
   };
@@ -39,12 +46,12 @@ const CLEAN = 'Add a helper that turns a title into a URL slug: lowercase words 
 
 function eligibility(title: string) {
   const input = chain(CLEAN);
-  const v = eligibilityJudge.rules({ ...input, pr2: { ...input.pr2, title } }, 'default');
+  const v = eligibilityJudge.rules({ ...input, pr2: { ...input.pr2, title } }, 'default')!;
   return { verdict: v.verdict, pass: eligibilityJudge.passes(v) };
 }
 
 function attribution(linesFromPr1: number, linesFromOthers: number) {
-  const v = attributionJudge.rules(chain(CLEAN, { blame: { linesFromPr1, linesFromOthers, explicitReference: false } }), 'default');
+  const v = attributionJudge.rules(chain(CLEAN, { blame: { linesFromPr1, linesFromOthers, explicitReference: false } }), 'default')!;
   return { code: v.code, pass: attributionJudge.passes(v) };
 }
 
@@ -87,7 +94,7 @@ describe('attribution rules', () => {
 
 describe('fairness rules', () => {
   const judge = (statement: string, ruleSet: string) => {
-    const v = fairnessJudge.rules(chain(statement), ruleSet);
+    const v = fairnessJudge.rules(chain(statement), ruleSet)!;
     return { ...v, pass: fairnessJudge.passes(v) };
   };
 
@@ -133,21 +140,26 @@ describe('rules provider', () => {
     const p = rulesProvider('identifiers');
     expect({ name: p.name, model: p.model }).toEqual({ name: 'rules', model: 'identifiers' });
     const v = await p.ask(fairnessJudge, chain('Use _collapse_whitespace.'));
-    expect(v.leak).toBe(true);
-    expect(await rulesProvider().ask(eligibilityJudge, chain(CLEAN))).toMatchObject({ verdict: 'bug_fix' });
+    expect(v).toMatchObject({ value: { leak: true }, calls: 0, cached: false, usage: { prompt_tokens: 0, completion_tokens: 0 } });
+    expect(await rulesProvider().ask(eligibilityJudge, chain(CLEAN))).toMatchObject({ value: { verdict: 'bug_fix' } });
+  });
+
+  it('answers null for a judge rules cannot answer (the column stays null, never guessed)', async () => {
+    expect(await rulesProvider().ask(solvabilityJudge, chain(CLEAN))).toBeNull();
+    expect(await rulesProvider().ask(labelsJudge, chain(CLEAN))).toBeNull();
   });
 });
 
 describe('makeProviders', () => {
   it('offline: two fairness judges with DIFFERENT rule sets (one judge twice is not independent)', async () => {
-    const { main, fairness } = makeProviders(loadConfig({}), NO_SECRETS);
+    const { main, fairness } = makeProviders(loadConfig({}), NO_SECRETS, { cacheDir: null });
     expect(main.name).toBe('rules');
     expect(fairness.map((f) => f.name)).toEqual(['rules', 'rules']);
     expect(fairness[0].model).not.toBe(fairness[1].model);
     // They must actually judge differently, not just carry different labels.
     const input = chain('Add slugify. Make sure _collapse_whitespace is applied to the input first.');
     const [a, b] = await Promise.all(fairness.map((f) => f.ask(fairnessJudge, input)));
-    expect(a!.leak).not.toBe(b!.leak);
+    expect(a!.value.leak).not.toBe(b!.value.leak);
   });
 
   it('with judge.provider openai and the LLM env set: openai-compatible providers with the two fairness models', () => {
@@ -159,7 +171,7 @@ describe('makeProviders', () => {
     };
     const config: Config = loadConfig(env);
     expect(config.judge.provider).toBe('openai');
-    const { main, fairness } = makeProviders(config, loadSecrets(env));
+    const { main, fairness } = makeProviders(config, loadSecrets(env), { cacheDir: null });
     expect({ name: main.name, model: main.model }).toEqual({ name: 'openai-compatible', model: 'judge-m' });
     expect(fairness.map((f) => [f.name, f.model])).toEqual([
       ['openai-compatible', 'fair-a'],
@@ -169,13 +181,13 @@ describe('makeProviders', () => {
 
   it('a config without an endpoint ignores an LLM key among the secrets', () => {
     const env = { FORESIGHT_LLM_BASE_URL: 'http://127.0.0.1:9/v1', FORESIGHT_LLM_API_KEY: 'k', FORESIGHT_JUDGE_MODEL: 'm', FORESIGHT_FAIRNESS_MODELS: 'a,b' };
-    expect(makeProviders(loadConfig({}), loadSecrets(env)).main.name).toBe('rules');
+    expect(makeProviders(loadConfig({}), loadSecrets(env), { cacheDir: null }).main.name).toBe('rules');
   });
 });
 
 describe('eligibility on Trac-style titles', () => {
   const input = chain(CLEAN);
-  const withTitle = (title: string) => eligibilityJudge.rules({ ...input, pr2: { ...input.pr2, title } }, 'default');
+  const withTitle = (title: string) => eligibilityJudge.rules({ ...input, pr2: { ...input.pr2, title } }, 'default')!;
 
   it('reads what the change does, not the "Fixed #N --" ticket prefix', () => {
     expect(withTitle('Fixed #1234 -- Added support for lazy widgets.').verdict).toBe('feature');

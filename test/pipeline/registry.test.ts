@@ -23,10 +23,18 @@ const input: JudgeInput = {
   instanceId: 'acme__widgets-1-2',
   miningCategory: 'szz',
   problemStatement: 'Add a helper that turns a title into a URL slug.',
-  pr1: { label: 'PR #1', title: 'Add slugify', body: 'Adds slugify.', patch: '+def slugify(text):\n', testPatch: '' },
-  pr2: { label: 'PR #2', title: 'Fix slugify on double spaces', body: 'Regression in #1.', patch: '+    parts = text.split()\n', testPatch: '' },
+  pr2Statement: 'slugify("a  b") gives "a--b"; it should give "a-b".',
+  pr1: { label: 'PR #1', title: 'Add slugify', body: 'Adds slugify.', patch: '+def slugify(text):\n', testPatch: '', discussion: '' },
+  pr2: { label: 'PR #2', title: 'Fix slugify on double spaces', body: 'Regression in #1.', patch: '+    parts = text.split()\n', testPatch: '', discussion: '' },
   blame: { linesFromPr1: 1, linesFromOthers: 0, explicitReference: false },
+  tests: { pr1FailToPass: ['tests/test_text.py::test_slugify'], anticipation: ['tests/test_text.py::test_slugify_spaces'] },
+  feedback: null,
 };
+
+/** Judges that write PR1's statement must never see PR2; every other judge needs PR2 in its prompt. */
+const PR1_ONLY = new Set(['pr1_repair', 'solvability']);
+/** Judges whose prompt is about PR2's statement and tests rather than PR2's title. */
+const PR2_BY_STATEMENT = new Set(['pr2_solvability']);
 
 describe('stage registry', () => {
   it('a stage folder missing from STAGE_DEFS (or out of order) is caught', () => {
@@ -51,18 +59,29 @@ describe('stage registry', () => {
 
 describe('judge registry', () => {
   it('a judge folder missing from JUDGES is caught', () => {
-    expect(folders('judges').filter((f) => f !== 'providers')).toEqual(Object.keys(JUDGES).sort());
+    // Folders are kebab-case, judge names snake_case (they are JSON-schema names sent to the model).
+    expect(folders('judges').filter((f) => f !== 'providers').map((f) => f.replaceAll('-', '_')).sort()).toEqual(Object.keys(JUDGES).sort());
   });
 
-  it.each(Object.entries(JUDGES))('%s has a schema, a prompt, rules whose verdict fits the schema, and passes', (name, judge) => {
+  it.each(Object.entries(JUDGES))('%s has a versioned prompt, a schema with the reasoning first, rules that fit it or abstain', (name, judge) => {
     expect(judge.name).toBe(name);
-    expect(judge.schema).toBeInstanceOf(z.ZodType);
+    expect(judge.version).toMatch(/^[a-z0-9-]+-\d+$/);
+    expect(judge.schema).toBeInstanceOf(z.ZodObject);
+    expect(Object.keys((judge.schema as unknown as z.ZodObject).shape)[0]).toBe('reason');
     const { system, user } = judge.prompt(input);
     expect(system.length).toBeGreaterThan(0);
-    // An LLM provider sends only the prompt: every judge needs PR2 in it.
-    expect(user).toContain(input.pr2.title);
+    if (PR1_ONLY.has(name)) {
+      expect(user).not.toContain(input.pr2.title);
+      expect(user).not.toContain(input.pr2.patch.trim());
+    } else if (PR2_BY_STATEMENT.has(name)) {
+      expect(user).toContain(input.pr2Statement);
+    } else {
+      expect(user).toContain(input.pr2.title);
+    }
     const variant = name === 'fairness' ? 'identifiers' : 'default';
-    const verdict = (judge.schema as z.ZodType).parse(judge.rules(input, variant));
+    const ruled = judge.rules(input, variant);
+    if (ruled === null) return;
+    const verdict = (judge.schema as z.ZodType).parse(ruled);
     expect(typeof (judge.passes as (v: unknown) => boolean)(verdict)).toBe('boolean');
   });
 });
