@@ -232,6 +232,10 @@ export function buildCli(): Command {
     const { config } = settings(o);
     process.stdout.write((await summarize(dataRootOf(config), repoName(o.repo))) + '\n');
   });
+  // <publish command: owned by pipeline/publish>
+  // </publish command>
+  // <report command: owned by pipeline/report>
+  // </report command>
   return program;
 }
 
