@@ -7,7 +7,7 @@ CLONE_FLAG = $(if $(CLONE),--clone $(CLONE),)
 VITEST_ARGS ?=
 ORACLE ?=
 
-.PHONY: setup demo eval test mine stage typecheck bench bench-szz bench-validate bench-interrupt clean-demo
+.PHONY: setup demo eval test mine stage typecheck bench bench-szz bench-validate bench-eval-images bench-interrupt clean-demo
 
 setup:
 	@bash scripts/setup.sh
@@ -43,6 +43,10 @@ bench-szz: setup
 
 bench-validate: setup
 	@node_modules/.bin/tsx bench/validate.ts $(if $(CLONE),--clone $(CLONE),) $(if $(filter-out demo/minilib,$(REPO)),--repo $(REPO),)
+
+## Eval images of an emitted dataset's test rows, built fresh with full and depth-1 history (s, MB), and the gold gate in each.
+bench-eval-images: setup
+	@node_modules/.bin/tsx bench/eval-images.ts --dataset $(or $(DATASET),$(error DATASET=<data/owner__name/emit/hf> is required)) --clone $(or $(CLONE),$(error CLONE=<the clone it was mined from> is required))
 
 ## SIGTERM and SIGINT at random points of validate, then a rerun: identical output, no container left.
 bench-interrupt: setup

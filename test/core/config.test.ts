@@ -3,6 +3,7 @@ import { defaultConfig, loadConfig, loadSecrets, NO_SECRETS } from '../../core/c
 import { ForesightError } from '../../core/errors.ts';
 import { fingerprint } from '../../core/fingerprint.ts';
 import { clearSecrets, containsSecret, redact } from '../../core/secrets.ts';
+import { emitStage } from '../../stages/emit/index.ts';
 
 function error(fn: () => unknown): ForesightError {
   try {
@@ -21,7 +22,7 @@ describe('loadConfig: one configuration from flags, environment and defaults', (
     const c = loadConfig({});
     expect(c).toEqual(defaultConfig());
     expect(c.validate).toMatchObject({ runs: 3, jobs: 1, timeoutSec: 600, memoryMiB: 2048, pidsLimit: 512, cpus: 1 });
-    expect(c.images).toEqual({ cache: 'env', envKeep: 30, baseAlias: 'foresight-base:bookworm', lockDir: null, registry: null });
+    expect(c.images).toEqual({ cache: 'env', envKeep: 30, baseAlias: 'foresight-base:bookworm', lockDir: null, registry: null, evalHistory: 'full' });
     expect(c.judge.provider).toBe('rules');
   });
 
@@ -87,6 +88,17 @@ describe('loadConfig: one configuration from flags, environment and defaults', (
     for (const badValue of ['127.0.0.1:5000/a//b', '127.0.0.1:5000/-a', '127.0.0.1:5000/a--', 'a_b.org/ns', '127.0.0.1:5000/a b', '[::1]:5000/ns', `h.org/${'a'.repeat(250)}`]) {
       expect(error(() => loadConfig({}, { registry: badValue })).message).toContain(`--registry ${badValue} is not`);
     }
+  });
+
+  it('FORESIGHT_EVAL_HISTORY picks the eval images\' git store, and emit reruns when it changes (no row naming a stale image)', () => {
+    expect(loadConfig({ FORESIGHT_EVAL_HISTORY: 'depth1' }).images.evalHistory).toBe('depth1');
+    expect(loadConfig({ FORESIGHT_EVAL_HISTORY: ' full ' }).images.evalHistory).toBe('full');
+    const bad = error(() => loadConfig({ FORESIGHT_EVAL_HISTORY: 'shallow' }));
+    expect(bad.message).toBe('FORESIGHT_EVAL_HISTORY=shallow is not one of full, depth1');
+    expect(bad.remedy).toBe('set FORESIGHT_EVAL_HISTORY to full or unset it');
+    const emitFingerprint = (env: Record<string, string>): string => fingerprint(emitStage.config(loadConfig(env)));
+    expect(emitFingerprint({ FORESIGHT_EVAL_HISTORY: 'depth1' })).not.toBe(emitFingerprint({}));
+    expect(emitFingerprint({ FORESIGHT_EVAL_HISTORY: 'full' })).toBe(emitFingerprint({}));
   });
 
   it('a registry with credentials is refused without echoing them', () => {
