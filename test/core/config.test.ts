@@ -101,6 +101,18 @@ describe('loadConfig: one configuration from flags, environment and defaults', (
     expect(emitFingerprint({ FORESIGHT_EVAL_HISTORY: 'full' })).toBe(emitFingerprint({}));
   });
 
+  it('the LLM judges: a JSON price table, concurrency and repair rounds; a bad table is refused naming its shape', () => {
+    const c = loadConfig({ FORESIGHT_LLM_PRICES: '{"m-a":{"prompt":0.15,"completion":0.6}}', FORESIGHT_LLM_CONCURRENCY: '8', FORESIGHT_MAX_REPAIRS: '0' });
+    expect(c.judge).toMatchObject({ prices: { 'm-a': { prompt: 0.15, completion: 0.6 } }, concurrency: 8, maxRepairs: 0 });
+    expect(loadConfig({}).judge).toMatchObject({ prices: {}, concurrency: 4, maxRepairs: 2 });
+    for (const bad of ['{"m":{"prompt":"cheap"}}', 'not json', '{"m":{"prompt":1,"completion":-1}}']) {
+      const err = error(() => loadConfig({ FORESIGHT_LLM_PRICES: bad }));
+      expect(err.message).toContain('is not a JSON price table');
+      expect(err.remedy).toContain('USD per million tokens');
+    }
+    expect(error(() => loadConfig({ FORESIGHT_LLM_CONCURRENCY: '0' })).message).toContain('FORESIGHT_LLM_CONCURRENCY=0');
+  });
+
   it('a registry with credentials is refused without echoing them', () => {
     const e = error(() => loadConfig({ FORESIGHT_REGISTRY: 'user:s3cret-reg@127.0.0.1:5000/ns' }));
     expect(e.message).toContain('FORESIGHT_REGISTRY');
