@@ -52,6 +52,11 @@ bench-eval-images: setup
 bench-interrupt: setup
 	@node_modules/.bin/tsx bench/interrupt.ts $(if $(TRIALS),--trials $(TRIALS),)
 
+## The installable CLI in dist/ (what npm pack ships: compiled JS run by node, runtime files beside it).
+.PHONY: build
+build: setup
+	@npm run --silent build
+
 typecheck:
 	@node_modules/.bin/tsc --noEmit -p .
 

@@ -101,7 +101,8 @@ async function runtimeReads(modulePath: string, text: string, absRoot: string): 
   const out: string[] = [];
   for (const m of text.matchAll(RUNTIME_URL)) {
     let literal = m[1] ?? m[2] ?? m[3] ?? '';
-    const dynamic = literal.indexOf('${');
+    // Only a back-quoted template has holes (`${` in quotes is text, e.g. this module's own error message).
+    const dynamic = m[3] === undefined ? -1 : literal.indexOf('${');
     // Only the static head of a template is known: its folder stands for every file the template can name.
     if (dynamic >= 0) literal = literal.slice(0, literal.slice(0, dynamic).lastIndexOf('/') + 1) || './';
     const target = fileURLToPath(new URL(literal, pathToFileURL(modulePath)));

@@ -110,6 +110,15 @@ export const ConfigSchema = z.object({
       prices: z.record(z.string(), z.object({ prompt: z.number().nonnegative(), completion: z.number().nonnegative() })).default({}),
     })
     .prefault({}),
+  /** `foresight publish`: where the dataset goes and which Python checks that it loads (the token is in Secrets). */
+  publish: z
+    .object({
+      /** The Hugging Face hub (HF_ENDPOINT); tests point it at a local server. */
+      hfEndpoint: z.string().default('https://huggingface.co'),
+      /** The venv whose python imports `datasets` (FORESIGHT_PY_VENV, as scripts/setup-python.sh makes it), relative to the project root. */
+      pyVenv: z.string().default('.venv-test'),
+    })
+    .prefault({}),
   debug: z
     .object({
       /** Print stack traces of errors. */
@@ -383,6 +392,7 @@ export function loadConfig(env: Env = processEnv(), flags: Flags = {}): Config {
       maxRepairs: num(null, undefined, 'FORESIGHT_MAX_REPAIRS', 0),
       prices: e('FORESIGHT_LLM_PRICES') === undefined ? undefined : prices(fromEnv('FORESIGHT_LLM_PRICES'), e('FORESIGHT_LLM_PRICES')!),
     },
+    publish: { hfEndpoint: url('HF_ENDPOINT'), pyVenv: e('FORESIGHT_PY_VENV') },
     debug: { stack: Boolean(e('FORESIGHT_DEBUG')), profileGit: Boolean(e('FORESIGHT_PROFILE_GIT')) },
   };
   const parsed = ConfigSchema.safeParse(raw);

@@ -1,16 +1,27 @@
 import { appendFileSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { describeProgress, ProgressTracker, TerminalBars, type ProgressStats } from './progress.ts';
 import { redact } from './secrets.ts';
 
 export type Level = 'debug' | 'info' | 'warn' | 'error';
 const ORDER: Record<Level, number> = { debug: 10, info: 20, warn: 30, error: 40 };
+
+export interface ProgressOptions {
+  /** How many of `done` were reused from a checkpoint (no work, so not counted in the rate). */
+  reused?: number;
+}
+
 export interface Logger {
   debug(msg: string, fields?: Record<string, unknown>): void;
   info(msg: string, fields?: Record<string, unknown>): void;
   warn(msg: string, fields?: Record<string, unknown>): void;
   error(msg: string, fields?: Record<string, unknown>): void;
-  /** A progress line: redrawn in place on a terminal, logged at milestones elsewhere. */
-  progress(label: string, done: number, total: number): void;
+  /**
+   * `done` of `total` items of the loop `label` (call it with 0 when the loop starts, so the rate counts
+   * from there): a bar with rate and ETA on a terminal, a plain line now and then elsewhere
+   * (core/progress.ts), and one line per call in the file log.
+   */
+  progress(label: string, done: number, total: number, opts?: ProgressOptions): void;
   child(fields: Record<string, unknown>): Logger;
   /** Point the structured log at a file (JSON lines). */
   toFile(path: string): void;
@@ -20,48 +31,62 @@ interface Sink {
   file: string | null;
   level: Level;
   quiet: boolean;
-  lastProgress: string;
+  /** Bars on stderr when it is a terminal; null: plain lines. */
+  bars: TerminalBars | null;
+  /** Running loops by stage and label. */
+  loops: Map<string, ProgressTracker>;
 }
 
 /** Structured JSON lines to a file; short human lines on stderr. */
 export function createLogger(opts: { level?: Level; quiet?: boolean; file?: string } = {}): Logger {
-  const sink: Sink = { file: null, level: opts.level ?? 'info', quiet: opts.quiet ?? false, lastProgress: '' };
+  const sink: Sink = {
+    file: null,
+    level: opts.level ?? 'info',
+    quiet: opts.quiet ?? false,
+    bars: process.stderr.isTTY === true ? new TerminalBars(process.stderr) : null,
+    loops: new Map(),
+  };
   const logger = make(sink, {});
   if (opts.file) logger.toFile(opts.file);
   return logger;
 }
 
 function make(sink: Sink, bound: Record<string, unknown>): Logger {
-  const tty = process.stderr.isTTY === true;
+  const toFile = (level: Level, msg: string, fields: Record<string, unknown>): void => {
+    if (sink.file) appendFileSync(sink.file, redact(JSON.stringify({ time: new Date().toISOString(), level, msg, ...fields })) + '\n');
+  };
+  const toTerminal = (line: string): void => {
+    if (sink.bars) sink.bars.log(redact(line));
+    else process.stderr.write(redact(line) + '\n');
+  };
+  const stagePrefix = typeof bound.stage === 'string' ? `[${bound.stage}] ` : '';
   const write = (level: Level, msg: string, fields: Record<string, unknown> = {}): void => {
     const all = { ...bound, ...fields };
-    if (sink.file) {
-      const line = redact(JSON.stringify({ time: new Date().toISOString(), level, msg, ...all }));
-      appendFileSync(sink.file, line + '\n');
-    }
+    toFile(level, msg, all);
     if (ORDER[level] < ORDER[sink.level] || sink.quiet) return;
     const stage = typeof all.stage === 'string' ? `[${all.stage}] ` : '';
     const prefix = level === 'warn' ? 'warning: ' : level === 'error' ? 'error: ' : '';
-    clearProgress(sink, tty);
-    process.stderr.write(redact(`${stage}${prefix}${msg}`) + '\n');
+    toTerminal(`${stage}${prefix}${msg}`);
   };
   return {
     debug: (m, f) => write('debug', m, f),
     info: (m, f) => write('info', m, f),
     warn: (m, f) => write('warn', m, f),
     error: (m, f) => write('error', m, f),
-    progress(label, done, total) {
-      if (sink.file) appendFileSync(sink.file, redact(JSON.stringify({ time: new Date().toISOString(), level: 'debug', msg: 'progress', label, done, total, ...bound })) + '\n');
+    progress(label, done, total, opts = {}) {
+      const update = { done, total, reused: opts.reused ?? 0 };
+      const now = Date.now();
+      const key = `${stagePrefix}\0${label}`;
+      let loop = sink.loops.get(key);
+      // Counting from lower again: a new loop under the same label.
+      if (!loop || done < loop.lastDone) sink.loops.set(key, (loop = new ProgressTracker(update, now)));
+      const stats = loop.stats(update, now);
+      if (done >= total) sink.loops.delete(key);
+      toFile('debug', 'progress', { label, done, total, ...fileFields(stats), ...bound });
       if (sink.quiet) return;
-      const stage = typeof bound.stage === 'string' ? `[${bound.stage}] ` : '';
-      const line = redact(`${stage}${label} ${done}/${total}`);
-      if (tty) {
-        process.stderr.write(`\r\x1b[2K${line}`);
-        sink.lastProgress = line;
-        if (done >= total) clearProgress(sink, tty);
-      } else if (done === total || done === 1 || done % Math.max(1, Math.ceil(total / 10)) === 0) {
-        process.stderr.write(line + '\n');
-      }
+      const title = `${stagePrefix}${label}`;
+      if (sink.bars) sink.bars.update(key, redact(title), stats);
+      else if (loop.lineDue(stats, now)) process.stderr.write(redact(`${title} ${describeProgress(stats)}`) + '\n');
     },
     child: (fields) => make(sink, { ...bound, ...fields }),
     toFile(path) {
@@ -71,11 +96,13 @@ function make(sink: Sink, bound: Record<string, unknown>): Logger {
   };
 }
 
-function clearProgress(sink: Sink, tty: boolean): void {
-  if (tty && sink.lastProgress) {
-    process.stderr.write('\r\x1b[2K');
-    sink.lastProgress = '';
-  }
+/** Rate and ETA in the file log, in numbers a reader can compare. */
+function fileFields(s: ProgressStats): Record<string, number> {
+  const out: Record<string, number> = {};
+  if (s.reused) out.reused = s.reused;
+  if (s.rate !== null) out.rate_per_s = Math.round(s.rate * 1000) / 1000;
+  if (s.etaMs !== null && s.done < s.total) out.eta_s = Math.round(s.etaMs / 1000);
+  return out;
 }
 
 /** A logger that prints nothing: for tests and library use. */

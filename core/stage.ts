@@ -60,6 +60,12 @@ export interface StageDef<I, O> {
   /** Schema of the upstream artifact's records; null for the first stage, which reads the repository. */
   input: z.ZodType<I> | null;
   output: z.ZodType<O>;
+  /**
+   * Earlier stages, besides the one before it, whose manifests this stage reads (emit's funnel counts
+   * discover's candidates; its license is read at the head discover mined). Their manifests (fingerprint,
+   * output hash, stats) join this stage's cache key: a change there that leaves the direct upstream's output alone still reruns it.
+   */
+  reads?: readonly StageName[];
   /** For the first stage: a fingerprint of the repository state it reads. */
   source?(ctx: Pick<StageContext, 'repo' | 'config' | 'secrets'>): Promise<Fingerprint>;
   run(items: I[], ctx: StageContext): Promise<StageOutput<O>>;

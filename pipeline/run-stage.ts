@@ -84,7 +84,14 @@ export async function runStage(def: AnyStage, opts: RunStageOptions): Promise<St
   const code = closure.fingerprint;
   log.debug(`code: ${closure.files.length} files, ${closure.packages.length} packages`, { code, files: closure.files, packages: closure.packages });
   const cfg = fingerprint(def.config(config));
-  const fp = fingerprint(def.name, upstream, code, cfg, FORESIGHT_VERSION);
+  // Earlier stages' manifests the stage reads: what produced them, their output and stats (missing: null, so running them changes the key).
+  const reads = await Promise.all(
+    (def.reads ?? []).map(async (s) => {
+      const m = await readManifest(stageDir(dataRoot, repo.name, s));
+      return { stage: s, manifest: m && { fingerprint: m.fingerprint, output: m.output, stats: m.stats } };
+    }),
+  );
+  const fp = reads.length ? fingerprint(def.name, upstream, code, cfg, FORESIGHT_VERSION, reads) : fingerprint(def.name, upstream, code, cfg, FORESIGHT_VERSION);
 
   const previous = await readManifest(dir);
   if (!opts.force && previous?.fingerprint === fp) {
@@ -118,7 +125,10 @@ export async function runStage(def: AnyStage, opts: RunStageOptions): Promise<St
       const results = new Array(list.length);
       const queue = new PQueue({ concurrency: feOpts.concurrency ?? 1 });
       let done = 0;
+      let loopReused = 0;
       let failure: { error: unknown } | undefined;
+      // The loop's clock starts here, so the first item's time is in the rate.
+      if (list.length) log.progress(feOpts.label, 0, list.length);
       const tasks = list.map((item, i) =>
         queue.add(async () => {
           // Once an item has failed, start no more: the queue would otherwise keep working after the stage failed.
@@ -132,6 +142,7 @@ export async function runStage(def: AnyStage, opts: RunStageOptions): Promise<St
             if (saved?.success) {
               results[i] = saved.data;
               reused++;
+              loopReused++;
             } else {
               if (saved) log.debug(`${feOpts.label}: ${feOpts.id(item)}: checkpoint does not fit the schema (${saved.error.issues[0]?.message}), redoing it`);
               log.debug(`${feOpts.label}: ${feOpts.id(item)}`);
@@ -142,7 +153,8 @@ export async function runStage(def: AnyStage, opts: RunStageOptions): Promise<St
               results[i] = out;
               computed++;
             }
-            log.progress(feOpts.label, ++done, list.length);
+            // Reused items took no time: the rate and ETA count only the computed ones.
+            log.progress(feOpts.label, ++done, list.length, { reused: loopReused });
           } catch (error) {
             failure ??= { error };
           }

@@ -10,6 +10,8 @@ command -v dockerd >/dev/null || need+=(docker.io)
 command -v debootstrap >/dev/null || need+=(debootstrap)
 # The registry the push tests start on 127.0.0.1 (test/core/env/push.test.ts).
 [ -x /usr/bin/docker-registry ] || need+=(docker-registry)
+# The headless browser the report test opens the HTML report in (test/pipeline/report.test.ts).
+[ -x /usr/bin/chromium ] || need+=(chromium)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" != 0 ]; then echo "setup: missing ${need[*]}: run 'sudo apt-get install -y ${need[*]}'" >&2; exit 1; fi
   echo "setup: installing ${need[*]}"

@@ -89,6 +89,8 @@ export async function runEval(opts: EvalOptions): Promise<EvalOutcome> {
   let done = 0;
   const queue = new PQueue({ concurrency: Math.max(1, opts.jobs) });
   let failure: { error: unknown } | undefined;
+  // The progress clock starts here; checkpointed instances are left out of the rate.
+  if (todo.length) log.progress('grading', 0, todo.length);
   await Promise.all(
     todo.map(({ row, pred }, i) =>
       queue.add(async () => {
@@ -116,7 +118,7 @@ export async function runEval(opts: EvalOptions): Promise<EvalOutcome> {
               graded++;
             }
           }
-          log.progress('grading', ++done, todo.length);
+          log.progress('grading', ++done, todo.length, { reused });
         } catch (error) {
           failure ??= { error };
         }

@@ -1,55 +1,296 @@
+import { ForesightError } from '../../core/errors.ts';
 import { EXCLUSION_REASONS, type ExclusionReason } from '../../core/model/change.ts';
+import type { HubLicenseId, LicenseDetection } from './license.ts';
+import type { Funnel, Plot } from './plots.ts';
+
+type Row = Record<string, unknown>;
 
 export interface CardInput {
+  /** The mined repository (owner/name). */
   repo: string;
-  testRows: ReadonlyArray<Record<string, unknown>>;
-  verifiedRows: ReadonlyArray<Record<string, unknown>>;
+  /**
+   * The Hub dataset the card is published as (owner/name); null (the default) until publishing knows it:
+   * the usage snippet then names REPO_ID_PLACEHOLDER, which `setCardRepoId` replaces.
+   */
+  repoId?: string | null;
+  testRows: ReadonlyArray<Row>;
+  verifiedRows: ReadonlyArray<Row>;
   foresightVersion: string;
+  /**
+   * The mined repository's license (license.ts): the rows are its code and text. Emit always detects it;
+   * without it the metadata says `other` (not detected), never a license nobody checked.
+   */
+  license?: LicenseDetection;
+  /** The funnel from candidates to test rows (emit passes it; without it the section is left out). */
+  funnel?: Funnel;
+  /** The plots written beside the card (plots.ts), linked by their relative paths. */
+  plots?: ReadonlyArray<Pick<Plot, 'file' | 'title' | 'alt'>>;
 }
 
-function countBy(rows: ReadonlyArray<Record<string, unknown>>, key: string): Map<string, number> {
+/** What the usage snippet names until the Hub repository is known; `setCardRepoId` replaces it. */
+export const REPO_ID_PLACEHOLDER = '<hub-owner>/<dataset-name>';
+
+// A Hub repository id: owner/name, letters, digits, '-', '_', '.'.
+const REPO_ID = /^[A-Za-z0-9][A-Za-z0-9_.-]*\/[A-Za-z0-9][A-Za-z0-9_.-]*$/;
+
+function checkRepoId(repoId: string): string {
+  if (!REPO_ID.test(repoId)) {
+    throw new ForesightError(`"${repoId}" is not a Hugging Face repository id`, { remedy: 'pass owner/name (letters, digits, "-", "_", ".")' });
+  }
+  return repoId;
+}
+
+/** The card with its usage snippet naming `repoId` (publishing knows it; emit does not). */
+export function setCardRepoId(card: string, repoId: string): string {
+  return card.split(REPO_ID_PLACEHOLDER).join(checkRepoId(repoId));
+}
+
+/** The Hub's names of the license ids we detect (https://huggingface.co/docs/hub/repositories-licenses). */
+const LICENSE_NAMES: Record<HubLicenseId, string> = {
+  'apache-2.0': 'Apache license 2.0',
+  mit: 'MIT',
+  bsd: 'BSD license family (4-clause)',
+  'bsd-2-clause': 'BSD 2-clause "Simplified" license',
+  'bsd-3-clause': 'BSD 3-clause "New" or "Revised" license',
+  'bsd-3-clause-clear': 'BSD 3-clause Clear license',
+  isc: 'ISC',
+  'mpl-2.0': 'Mozilla Public License 2.0',
+  'gpl-2.0': 'GNU General Public License v2.0',
+  'gpl-3.0': 'GNU General Public License v3.0',
+  'lgpl-2.1': 'GNU Lesser General Public License v2.1',
+  'lgpl-3.0': 'GNU Lesser General Public License v3.0',
+  'agpl-3.0': 'GNU Affero General Public License v3.0',
+  unlicense: 'The Unlicense',
+  'bsl-1.0': 'Boost Software License 1.0',
+  zlib: 'zLib License',
+  postgresql: 'PostgreSQL License',
+  'cc0-1.0': 'Creative Commons Zero v1.0 Universal',
+  'epl-2.0': 'Eclipse Public License 2.0',
+  'artistic-2.0': 'Artistic license 2.0',
+};
+
+const MINING_CATEGORIES: Record<string, string> = {
+  cross_reference: "PR2's message or discussion names PR1 (#N, \"Regression in ...\"), confirmed by blame when possible",
+  szz: 'found by blame alone: PR1 wrote the lines PR2 fixed, and PR2 names no PR',
+  advisory: 'a security advisory links the fix',
+};
+
+const NOT_JUDGED = 'not judged';
+
+// ---- YAML front matter --------------------------------------------------------------------------
+
+type Yaml = string | readonly Yaml[] | { readonly [k: string]: Yaml };
+
+// Plain scalars only where YAML cannot read them as anything but that string; everything else is quoted (JSON is YAML).
+const PLAIN = /^[A-Za-z_][A-Za-z0-9 _./<>*+-]*$/;
+const RESERVED = /^(true|false|yes|no|on|off|null|y|n)$/i;
+const scalar = (s: string): string => (PLAIN.test(s) && !RESERVED.test(s) && !s.endsWith(' ') ? s : JSON.stringify(s));
+
+/** Block-style YAML of maps, lists and strings: the subset the card's metadata needs. */
+export function toYaml(value: Yaml, indent = ''): string[] {
+  if (typeof value === 'string') return [`${indent}${scalar(value)}`];
+  if (Array.isArray(value)) {
+    return (value as readonly Yaml[]).flatMap((item) => {
+      const [first, ...rest] = typeof item === 'string' ? [scalar(item)] : toYaml(item, `${indent}  `).map((l) => l.slice(indent.length + 2));
+      return [`${indent}- ${first}`, ...rest.map((l) => `${indent}  ${l}`)];
+    });
+  }
+  return Object.entries(value as Record<string, Yaml>).flatMap(([k, v]) =>
+    typeof v === 'string' ? [`${indent}${scalar(k)}: ${scalar(v)}`] : [`${indent}${scalar(k)}:`, ...toYaml(v, Array.isArray(v) ? indent : `${indent}  `)],
+  );
+}
+
+/** The Hub's size bucket of a row count. */
+export function sizeCategory(n: number): string {
+  const buckets: Array<[number, string]> = [
+    [1e3, 'n<1K'], [1e4, '1K<n<10K'], [1e5, '10K<n<100K'], [1e6, '100K<n<1M'], [1e7, '1M<n<10M'],
+    [1e8, '10M<n<100M'], [1e9, '100M<n<1B'], [1e10, '1B<n<10B'], [1e11, '10B<n<100B'], [1e12, '100B<n<1T'],
+  ];
+  return buckets.find(([limit]) => n < limit)?.[1] ?? 'n>1T';
+}
+
+function licenseMeta(l: LicenseDetection | undefined): Record<string, Yaml> {
+  if (l?.kind === 'known') return { license: l.ids.length === 1 ? l.ids[0]! : l.ids };
+  // `other` needs a license_name on the Hub; the card's License section says what was (not) found.
+  return { license: 'other', license_name: !l ? 'not-detected' : l.kind === 'none' ? 'no-license-file' : 'unrecognised-license' };
+}
+
+function frontMatter(input: CardInput): string[] {
+  const languages = [...new Set(input.verifiedRows.map((r) => r.language).filter((l): l is string => typeof l === 'string'))].sort();
+  const meta: Record<string, Yaml> = {
+    pretty_name: `Fix-chains of ${input.repo}`,
+    ...licenseMeta(input.license),
+    // Agents are asked to write a patch: text (code) generation; the Hub has no code-repair category.
+    task_categories: ['text-generation'],
+    tags: ['code', 'benchmark', 'software-engineering', 'swe-bench', 'fix-chains', ...languages],
+    // Every chain is a row of `verified` (`test` rows are a subset).
+    size_categories: [sizeCategory(input.verifiedRows.length)],
+    configs: [
+      { config_name: 'default', data_files: [{ split: 'test', path: 'data/test-*' }] },
+      { config_name: 'verified', data_files: [{ split: 'verified', path: 'verified/verified-*' }] },
+    ],
+  };
+  return ['---', ...toYaml(meta), '---'];
+}
+
+// ---- tables -------------------------------------------------------------------------------------
+
+/** A markdown table cell: one line, pipes escaped. */
+const cell = (v: unknown): string => String(v).replace(/\r?\n/g, ' ').replace(/\|/g, '\\|');
+
+function table(header: readonly string[], rows: ReadonlyArray<readonly unknown[]>): string[] {
+  return [`| ${header.map(cell).join(' | ')} |`, `| ${header.map(() => '---').join(' | ')} |`, ...rows.map((r) => `| ${r.map(cell).join(' | ')} |`)];
+}
+
+/** Count of rows per value of `key` (null: NOT_JUDGED), most frequent first, then by name. */
+function countBy(rows: ReadonlyArray<Row>, key: string, nullAs: string | null = null): Map<string, number> {
   const m = new Map<string, number>();
   for (const r of rows) {
-    const v = r[key];
+    const v = r[key] ?? nullAs;
     if (v === null || v === undefined) continue;
     m.set(String(v), (m.get(String(v)) ?? 0) + 1);
   }
   return new Map([...m.entries()].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])));
 }
 
-/** README.md of the Hugging Face dataset: `configs:` front matter so both configs load, then statistics. */
+/** The known values in their order, then any other value seen, then NOT_JUDGED if a row has none. */
+function levels(known: readonly string[], rows: ReadonlyArray<Row>, keys: readonly string[]): string[] {
+  const seen = new Set(rows.flatMap((r) => keys.map((k) => (r[k] ?? NOT_JUDGED) as string)));
+  return [...known, ...[...seen].filter((v) => !known.includes(v) && v !== NOT_JUDGED).sort(), ...(seen.has(NOT_JUDGED) ? [NOT_JUDGED] : [])];
+}
+
+function perRepository(input: CardInput): string[] {
+  const repos = [...countBy(input.verifiedRows, 'repo').keys()];
+  const n = (rows: ReadonlyArray<Row>, repo: string, f: (r: Row) => boolean = () => true) => rows.filter((r) => r.repo === repo && f(r)).length;
+  return table(
+    ['repository', 'chains (`verified`)', 'gradeable', 'excluded', '`test` rows'],
+    repos.map((repo) => [repo, n(input.verifiedRows, repo), n(input.verifiedRows, repo, (r) => r.gradeable === true), n(input.verifiedRows, repo, (r) => r.excluded === true), n(input.testRows, repo)]),
+  );
+}
+
+function miningCategories(input: CardInput): string[] {
+  const v = countBy(input.verifiedRows, 'mining_category');
+  const t = countBy(input.testRows, 'mining_category');
+  return table(['mining_category', 'meaning', '`verified`', '`test`'], [...v].map(([k, n]) => [k, MINING_CATEGORIES[k] ?? '', n, t.get(k) ?? 0]));
+}
+
+function exclusions(input: CardInput): string[] {
+  const reasons = countBy(input.verifiedRows, 'exclusion_reason');
+  if (!reasons.size) return ['No chain is excluded.'];
+  return table(['exclusion_reason', 'chains', 'meaning'], [...reasons].map(([k, n]) => [k, n, EXCLUSION_REASONS[k as ExclusionReason] ?? '']));
+}
+
+/** Why a label table may be empty of judgements: the offline rules leave every label null. */
+const NOT_JUDGED_NOTE =
+  'Not judged: `severity`, `failure_mode`, `difficulty` and `pr1_difficulty` come from the LLM judges; the offline rules provider (the default) judges only eligibility, attribution and fairness and leaves them null';
+
+function severityByDetectability(rows: ReadonlyArray<Row>): string[] {
+  const sev = levels(['major', 'minor', 'not_a_bug'], rows, ['severity']);
+  const mode = levels(['silent', 'loud', 'none'], rows, ['failure_mode']);
+  const n = (s: string, m: string) => rows.filter((r) => (r.severity ?? NOT_JUDGED) === s && (r.failure_mode ?? NOT_JUDGED) === m).length;
+  return table(['severity \\ failure_mode', ...mode], sev.map((s) => [s, ...mode.map((m) => n(s, m))]));
+}
+
+function difficulty(rows: ReadonlyArray<Row>): string[] {
+  const lv = levels(['easy', 'medium', 'hard'], rows, ['difficulty', 'pr1_difficulty']);
+  const n = (key: string, l: string) => rows.filter((r) => (r[key] ?? NOT_JUDGED) === l).length;
+  return table(['level', '`difficulty` (PR2 fix)', '`pr1_difficulty` (PR1 task)'], lv.map((l) => [l, n('difficulty', l), n('pr1_difficulty', l)]));
+}
+
+const LABELS = ['severity', 'failure_mode', 'difficulty', 'pr1_difficulty'] as const;
+
+function labelTables(input: CardInput): string[] {
+  const rows = input.testRows;
+  if (!rows.length) return ['### Labels', '', 'No row is in `test` yet, so no label is shown.'];
+  if (rows.every((r) => LABELS.every((k) => r[k] === null || r[k] === undefined))) {
+    return ['### Labels: severity × detectability, difficulty', '', `${NOT_JUDGED_NOTE} (${rows.length} of ${rows.length} \`test\` rows)`];
+  }
+  return [
+    '### Severity × detectability (`test`)',
+    '',
+    "`failure_mode` is how the missed edge case shows: `silent` (a wrong result, no error), `loud` (an error or crash), `none`. `severity` is derived from the judge's impact, reach and the failure mode (see Judgements).",
+    '',
+    ...severityByDetectability(rows),
+    '',
+    '### Difficulty (`test`)',
+    '',
+    ...difficulty(rows),
+    ...(rows.some((r) => LABELS.some((k) => r[k] === null || r[k] === undefined)) ? ['', `Rows counted as _${NOT_JUDGED}_ have no such label: a judge gave none.`] : []),
+  ];
+}
+
+function funnelTable(f: Funnel): string[] {
+  return table(
+    ['step', 'chains'],
+    [
+      ['fix candidates (discover)', f.candidates ?? 'not recorded'],
+      ['chains attributed to a PR1 (szz): `verified`', f.chains],
+      ['gradeable (validate: every state ran; F2P, P2P and anticipation sets non-empty)', f.gradeable],
+      ['passed the judges (judge)', f.judged],
+      ['`test` rows (emit: eval image built, gold patch grades X = 100%, Y = 0%)', f.test],
+    ],
+  );
+}
+
+function licenseSection(input: CardInput): string[] {
+  const l = input.license;
+  if (!l) return ['## License', '', `The rows hold code, tests and text from ${input.repo}, whose license was not detected: read the repository's license before reusing the data.`];
+  const at = `at commit \`${l.commit.slice(0, 12)}\``;
+  const files = l.kind === 'none' ? '' : l.files.map((f) => `\`${f}\``).join(', ');
+  const body =
+    l.kind === 'known'
+      ? `The rows hold code, tests and text from ${input.repo}, under its license: ${l.ids.map((id) => `${LICENSE_NAMES[id]} (\`${id}\`)`).join(' and ')}, read from ${files} ${at}.`
+      : l.kind === 'unrecognised'
+        ? `The rows hold code, tests and text from ${input.repo}. Its license file (${files} ${at}) matches no license foresight recognises, so the metadata says \`other\`: read that file before reusing the data.`
+        : `The rows hold code, tests and text from ${input.repo}, which has no LICENSE or COPYING file ${at}, so the metadata says \`other\`: its terms are unknown; ask its owners before reusing the data.`;
+  return ['## License', '', body];
+}
+
+/** README.md of the Hugging Face dataset: metadata so both configs load and the Hub files it, then what the rows are. */
 export function datasetCard(input: CardInput): string {
   const { testRows, verifiedRows } = input;
+  const id = input.repoId ? checkRepoId(input.repoId) : REPO_ID_PLACEHOLDER;
   const gradeable = verifiedRows.filter((r) => r.gradeable === true).length;
-  const reasons = countBy(verifiedRows, 'exclusion_reason');
-  const categories = countBy(verifiedRows, 'mining_category');
   const lines = [
-    '---',
-    'configs:',
-    '- config_name: default',
-    '  data_files:',
-    '  - split: test',
-    '    path: data/test-*',
-    '- config_name: verified',
-    '  data_files:',
-    '  - split: verified',
-    '    path: verified/verified-*',
-    'license: mit',
-    'tags:',
-    '- code',
-    '- benchmark',
-    '---',
+    ...frontMatter(input),
     '',
-    `# Fix-chains mined from ${input.repo}`,
+    `# Fix-chains of ${input.repo}`,
     '',
     'Each row is a PR1 → PR2 chain: PR1 introduced or owned a behaviour, a later PR2 fixed an edge case PR1 missed.',
     "An agent is given PR1's task (`problem_statement`, derived from PR1 only); PR2's tests (`ANTICIPATION_FAIL_TO_PASS`) are the held-out signal.",
     '',
     '```python',
     'from datasets import load_dataset',
-    'test = load_dataset("<this repo>", split="test")',
-    'verified = load_dataset("<this repo>", "verified", split="verified")',
+    `test = load_dataset("${id}", split="test")`,
+    `verified = load_dataset("${id}", "verified", split="verified")`,
     '```',
+    '',
+    ...table(
+      ['measure', 'value'],
+      [
+        ['chains in `test` (passed every gate)', testRows.length],
+        ['chains in `verified` (every candidate chain)', verifiedRows.length],
+        ['gradeable (F2P, P2P, anticipation non-empty; every state ran)', gradeable],
+      ],
+    ),
+    '',
+    ...(input.funnel ? ['## From candidates to test rows', '', ...funnelTable(input.funnel), ''] : []),
+    ...(input.plots ?? []).flatMap((p) => [`![${cell(p.alt).replace(/[[\]]/g, '')}](${p.file})`, '']),
+    '## Composition',
+    '',
+    '### Per repository',
+    '',
+    ...perRepository(input),
+    '',
+    '### Mining category',
+    '',
+    ...miningCategories(input),
+    '',
+    '### Exclusions in `verified`',
+    '',
+    ...exclusions(input),
+    '',
+    ...labelTables(input),
     '',
     '## Evaluating an agent',
     '',
@@ -67,20 +308,7 @@ export function datasetCard(input: CardInput): string {
     "- `pr2_problem_statement`: PR2's task, synthesised from PR2 and its held-out tests and repaired until the tests are derivable from it (`pr2_spec_repaired`).",
     '- Labels of the edge case: `failure_mode` silent / loud / none, `trigger_path` default / opt-in, `mechanism`, `difficulty` (PR2 fix) and `pr1_difficulty` (PR1 task) easy / medium / hard, `security`; `severity` is derived, not asked: not_a_bug without impact or failure, else points = impact (low 1, medium 2, high 3) + reach (narrow −1, moderate 0, wide +1) + 1 if silent; major when points ≥ 3 and impact ≥ medium, else minor. The judge\'s impact and reach are in `labels_verdict` (verified).',
     '',
-    '## Statistics',
-    '',
-    '| measure | value |',
-    '| --- | --- |',
-    `| chains in \`test\` (passed every gate) | ${testRows.length} |`,
-    `| chains in \`verified\` (every candidate chain) | ${verifiedRows.length} |`,
-    `| gradeable (F2P, P2P, anticipation non-empty; every state ran) | ${gradeable} |`,
-    ...[...categories].map(([k, n]) => `| mining_category = ${k} | ${n} |`),
-    '',
-    '## Exclusions in `verified`',
-    '',
-    '| exclusion_reason | n | meaning |',
-    '| --- | --- | --- |',
-    ...[...reasons].map(([k, n]) => `| ${k} | ${n} | ${EXCLUSION_REASONS[k as ExclusionReason] ?? ''} |`),
+    ...licenseSection(input),
     '',
     `Generated by foresight ${input.foresightVersion}.`,
     '',

@@ -1,5 +1,7 @@
+import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { toJsonl, writeAtomic } from '../../core/artifacts.ts';
+import { readManifest, toJsonl, writeAtomic } from '../../core/artifacts.ts';
+import { revParse } from '../../core/git.ts';
 import type { StageContext, StageDef } from '../../core/stage.ts';
 import { FORESIGHT_VERSION } from '../../core/version.ts';
 import { JudgedChainSchema, type JudgedChain } from '../../core/model/judged.ts';
@@ -7,6 +9,8 @@ import { ForesightError } from '../../core/errors.ts';
 import { assertDockerReachable, connectDocker, ensureEvalImage, EVAL_REPO_PATH, getRunner, gradeInstance, gradeLimits, loadRecipe, pushImage, runners } from '../../core/env/index.ts';
 import { rowSchema, TEST_COLUMNS, VERIFIED_COLUMNS } from './columns.ts';
 import { datasetCard } from './dataset-card.ts';
+import { detectLicense } from './license.ts';
+import { funnelOf, renderPlots, type Plot } from './plots.ts';
 import { testRow, verifiedRow, type EvalEntry, type RowContext } from './build-rows.ts';
 import { goldProblem } from './gold-check.ts';
 import { gradingBundle } from './grading-bundle.ts';
@@ -14,6 +18,11 @@ import { writeParquet } from './write-parquet.ts';
 
 // The gold gate's verdict, for the eval-image benchmark (bench/eval-images.ts) to judge rows as emit does.
 export { goldProblem } from './gold-check.ts';
+// The card's repository id is known only when publishing: publish replaces the placeholder.
+export { datasetCard, REPO_ID_PLACEHOLDER, setCardRepoId, type CardInput } from './dataset-card.ts';
+// The plots, for the HTML report; emit writes them to <dataset>/plots/*.svg.
+export { funnelOf, renderPlots, type Funnel, type Plot, type PlotInput, type RenderOptions } from './plots.ts';
+export { detectLicense, identifyLicense, type HubLicenseId, type LicenseDetection } from './license.ts';
 
 const VerifiedRowSchema = rowSchema(VERIFIED_COLUMNS);
 const TestRowSchema = rowSchema(TEST_COLUMNS);
@@ -39,6 +48,14 @@ export function hfDir(outDir: string): string {
   return join(outDir, 'hf');
 }
 
+/** Write the plots under the dataset folder, removing any other SVG a previous run left in plots/. */
+async function writePlots(dir: string, plots: readonly Plot[]): Promise<void> {
+  const keep = new Set(plots.map((p) => p.file));
+  const old = await readdir(join(dir, 'plots')).catch(() => [] as string[]);
+  for (const f of old) if (f.endsWith('.svg') && !keep.has(`plots/${f}`)) await rm(join(dir, 'plots', f), { force: true });
+  for (const p of plots) await writeAtomic(join(dir, ...p.file.split('/')), p.svg);
+}
+
 /**
  * emit: the `test` split (chains that passed every gate, v1 schema) and the `verified` config (every
  * chain, with gradeable / exclusion_reason), as Parquet in the Hugging Face layout plus JSONL copies
@@ -48,10 +65,13 @@ export function hfDir(outDir: string): string {
 export const emitStage: StageDef<JudgedChain, Record<string, unknown>> = {
   name: 'emit',
   entry: import.meta.url,
-  // The registry and the eval images' history mode change every gradeable row's docker_image.
-  config: (cfg) => ({ image: cfg.validate.image, registry: cfg.images.registry, evalHistory: cfg.images.evalHistory }),
+  // The registry and the eval images' history mode change every gradeable row's docker_image; the card's
+  // license is read at the mined branch's head.
+  config: (cfg) => ({ image: cfg.validate.image, registry: cfg.images.registry, evalHistory: cfg.images.evalHistory, branch: cfg.discover.branch }),
   input: JudgedChainSchema,
   output: VerifiedRowSchema,
+  // The card's funnel starts at discover's candidate count, and its license is read at the head discover mined.
+  reads: ['discover'],
   async run(input, ctx) {
     const rc: RowContext = {
       image: ctx.config.validate.image ?? '',
@@ -67,6 +87,8 @@ export const emitStage: StageDef<JudgedChain, Record<string, unknown>> = {
     // Not checkpointed: a reused image costs an inspect, and the row must name an image that exists now.
     const evals: EvalEntry[] = [];
     // Grading runs the tests again in the eval image: the run's limits are validate's.
+    // Start the clock: the first image's time counts in the rate.
+    if (gradeable.length) ctx.log.progress('eval images and gold self-checks', 0, gradeable.length);
     for (const c of gradeable) {
       ctx.signal.throwIfAborted();
       // The PR1 era's recipe: its test environment goes into the eval image, as validation ran with it.
@@ -105,7 +127,17 @@ export const emitStage: StageDef<JudgedChain, Record<string, unknown>> = {
     await writeParquet(join(dir, 'verified', 'verified-00000-of-00001.parquet'), VERIFIED_COLUMNS, verified);
     await writeAtomic(join(dir, 'jsonl', 'test.jsonl'), toJsonl(test));
     await writeAtomic(join(dir, 'jsonl', 'verified.jsonl'), toJsonl(verified));
-    await writeAtomic(join(dir, 'README.md'), datasetCard({ repo: ctx.repo.name, testRows: test, verifiedRows: verified, foresightVersion: FORESIGHT_VERSION }));
+    // The funnel starts at discover's fix candidates, which only its manifest records.
+    const discovered = await readManifest(join(ctx.repoDir, 'discover'));
+    const funnel = funnelOf(chains, discovered?.stats.candidates ?? null);
+    // The rows are the mined repository's code: its license, at the head the pipeline mined, is the dataset's.
+    const license = await detectLicense(ctx.repo.clone, await revParse(ctx.repo.clone, ctx.config.discover.branch));
+    const plots = await renderPlots({ verifiedRows: verified, testRows: test, funnel }, { warn: (m) => ctx.log.warn(`plots: ${m}`) });
+    await writePlots(dir, plots);
+    await writeAtomic(
+      join(dir, 'README.md'),
+      datasetCard({ repo: ctx.repo.name, repoId: null, testRows: test, verifiedRows: verified, foresightVersion: FORESIGHT_VERSION, license, funnel, plots }),
+    );
     ctx.log.info(`wrote ${dir}: test ${test.length} rows, verified ${verified.length} rows`);
     return {
       items: verified,

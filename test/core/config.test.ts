@@ -122,6 +122,18 @@ describe('loadConfig: one configuration from flags, environment and defaults', (
   it('an LLM model named without an endpoint is refused rather than silently judged by rules', () => {
     expect(error(() => loadConfig({ FORESIGHT_JUDGE_MODEL: 'm' })).message).toContain('FORESIGHT_LLM_BASE_URL is not');
   });
+
+  it('publish: HF_ENDPOINT (trailing slash dropped, a non-URL refused by name) and FORESIGHT_PY_VENV; HF_TOKEN only in Secrets', () => {
+    expect(loadConfig({}).publish).toEqual({ hfEndpoint: 'https://huggingface.co', pyVenv: '.venv-test' });
+    const hfToken = ['hf', 'cfgTestTok3n0123456789'].join('_');
+    const env = { HF_ENDPOINT: 'http://127.0.0.1:8080/', FORESIGHT_PY_VENV: '/opt/py', HF_TOKEN: hfToken };
+    const c = loadConfig(env);
+    expect(c.publish).toEqual({ hfEndpoint: 'http://127.0.0.1:8080', pyVenv: '/opt/py' });
+    expect(JSON.stringify(c)).not.toContain(hfToken);
+    expect(loadSecrets(env).hfToken).toBe(hfToken);
+    const bad = error(() => loadConfig({ HF_ENDPOINT: 'huggingface.co' }));
+    expect(bad.message).toBe('HF_ENDPOINT=huggingface.co is not an http(s) URL');
+  });
 });
 
 describe('secrets: kept out of the configuration and redacted by value', () => {

@@ -1,9 +1,10 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { loadSecrets } from '../../core/config.ts';
 import { createLogger } from '../../core/log.ts';
+import { formatDuration, formatRate, MIN_LINE_INTERVAL_MS, stopProgressBars } from '../../core/progress.ts';
 import { clearSecrets, redact } from '../../core/secrets.ts';
 
 // Fake values, built so no scanner mistakes this file for one holding a real token.
@@ -85,5 +86,146 @@ describe('logger', () => {
     createLogger().warn(`bad token ${SECRETS.GITHUB_TOKEN}`);
     expect(written.join('')).toContain('bad token <GITHUB_TOKEN>');
     expect(written.join('')).not.toContain(SECRETS.GITHUB_TOKEN);
+  });
+});
+
+/** What the logger writes on stderr, with stderr a terminal or not; the clock is ours. */
+function captureStderr(tty: boolean): { lines: () => string[]; raw: () => string } {
+  const written: string[] = [];
+  vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
+    written.push(String(chunk));
+    return true;
+  });
+  const had = Object.getOwnPropertyDescriptor(process.stderr, 'isTTY');
+  Object.defineProperty(process.stderr, 'isTTY', { value: tty, configurable: true });
+  onTestFinished(() => {
+    if (had) Object.defineProperty(process.stderr, 'isTTY', had);
+    else delete (process.stderr as { isTTY?: boolean }).isTTY;
+  });
+  return { raw: () => written.join(''), lines: () => written.join('').split('\n').filter(Boolean) };
+}
+
+describe('progress', () => {
+  beforeEach(() => {
+    vi.useFakeTimers({ toFake: ['Date', 'setTimeout', 'clearTimeout'] });
+    vi.setSystemTime(0);
+  });
+  afterEach(() => {
+    stopProgressBars();
+    vi.useRealTimers();
+  });
+
+  it('off a terminal, a line carries the rate and the ETA: [validate] validating chains 12/30 (0.4/s, ETA 45s)', () => {
+    const out = captureStderr(false);
+    const log = createLogger().child({ stage: 'validate' });
+    log.progress('validating chains', 0, 30);
+    vi.setSystemTime(30_000);
+    log.progress('validating chains', 12, 30);
+    vi.setSystemTime(75_000);
+    log.progress('validating chains', 30, 30);
+    expect(out.lines()).toEqual([
+      '[validate] validating chains 0/30 (starting)',
+      '[validate] validating chains 12/30 (0.4/s, ETA 45s)',
+      '[validate] validating chains 30/30 (0.4/s, took 1m15s)',
+    ]);
+  });
+
+  it('off a terminal, lines come at most every few seconds, except the first item and the last', () => {
+    const out = captureStderr(false);
+    const log = createLogger();
+    const at: number[] = [];
+    const total = 200;
+    log.progress('blaming', 0, total);
+    at.push(0);
+    // One item every 100 ms for 20 s: 200 updates.
+    for (let done = 1; done <= total; done++) {
+      vi.setSystemTime(done * 100);
+      const before = out.lines().length;
+      log.progress('blaming', done, total);
+      if (out.lines().length > before) at.push(done * 100);
+    }
+    expect(at[1], 'the first computed item shows the rate at once').toBe(100);
+    expect(at.at(-1), 'the last item always prints').toBe(20_000);
+    // Between those, the periodic lines: at least MIN_LINE_INTERVAL_MS apart.
+    expect(at.length).toBeGreaterThan(3);
+    for (let i = 2; i < at.length - 1; i++) expect(at[i]! - at[i - 1]!).toBeGreaterThanOrEqual(MIN_LINE_INTERVAL_MS);
+    expect(out.lines().length).toBeLessThanOrEqual(2 + 20_000 / MIN_LINE_INTERVAL_MS + 1);
+    for (const line of out.lines().slice(1, -1)) expect(line).toMatch(/^blaming \d+\/200 \(10\/s, ETA \d+s\)$/);
+  });
+
+  it('items reused from a checkpoint are left out of the rate (an instant resume promises no instant end)', () => {
+    const out = captureStderr(false);
+    const log = createLogger();
+    log.progress('grading', 0, 10);
+    for (let i = 1; i <= 5; i++) log.progress('grading', i, 10, { reused: i });
+    vi.setSystemTime(10_000);
+    log.progress('grading', 6, 10, { reused: 5 });
+    // 1 computed item in 10 s: 0.1/s, 4 left: 40 s; not 6 items in 10 s (0.6/s, 7 s).
+    expect(out.lines().at(-1)).toBe('grading 6/10 (5 reused, 0.1/s, ETA 40s)');
+  });
+
+  it('the file log keeps one line per update, with the rate and ETA as numbers', async () => {
+    captureStderr(false);
+    const file = join(dir, 'log.jsonl');
+    const log = createLogger({ file });
+    log.progress('judging chains', 0, 4);
+    for (let i = 1; i <= 4; i++) {
+      vi.setSystemTime(i * 2000);
+      log.progress('judging chains', i, 4);
+    }
+    const lines = (await readFile(file, 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(lines.map((l) => l.done)).toEqual([0, 1, 2, 3, 4]);
+    expect(lines[2]).toMatchObject({ msg: 'progress', label: 'judging chains', done: 2, total: 4, rate_per_s: 0.5, eta_s: 4 });
+    expect(lines[4]).not.toHaveProperty('eta_s');
+  });
+
+  it('a new loop under the same label starts its own clock', () => {
+    const out = captureStderr(false);
+    const log = createLogger();
+    log.progress('b-szz', 0, 2);
+    vi.setSystemTime(100_000);
+    log.progress('b-szz', 2, 2);
+    log.progress('foresight', 0, 2);
+    log.progress('b-szz', 0, 2);
+    vi.setSystemTime(110_000);
+    log.progress('b-szz', 1, 2);
+    expect(out.lines().at(-1)).toBe('b-szz 1/2 (0.1/s, ETA 10s)');
+  });
+
+  it('on a terminal, a cli-progress bar is drawn, log lines print above it, and the finished loop leaves one line', () => {
+    const out = captureStderr(true);
+    const log = createLogger().child({ stage: 'judge' });
+    log.progress('judging chains', 0, 4);
+    vi.setSystemTime(1000);
+    log.progress('judging chains', 1, 4);
+    vi.advanceTimersByTime(500);
+    log.warn('chain 7: provider timed out, retrying');
+    vi.setSystemTime(4000);
+    for (let i = 2; i <= 4; i++) log.progress('judging chains', i, 4);
+    const raw = out.raw();
+    // The bar: cli-progress's complete/incomplete characters, with our counts, rate and ETA beside it.
+    expect(raw).toMatch(/\[judge\] judging chains =+-+ 1\/4 \(1\.0\/s, ETA 3s\)/);
+    expect(raw).toContain('[judge] warning: chain 7: provider timed out, retrying\n');
+    expect(raw).toContain('[judge] judging chains 4/4 (1.0/s, took 4s)\n');
+    // The warning comes after the bar was drawn, and the final line after the warning.
+    expect(raw.indexOf('provider timed out')).toBeGreaterThan(raw.indexOf('1/4'));
+    expect(raw.indexOf('4/4 (')).toBeGreaterThan(raw.indexOf('provider timed out'));
+    // No terminal mode is changed (line wrapping, cursor visibility): a killed run must leave the terminal as it was.
+    expect(raw).not.toMatch(/\x1b\[\?(7|25)[lh]/);
+  });
+
+  it('quiet: nothing on the terminal, the file still gets the updates', async () => {
+    const out = captureStderr(true);
+    const file = join(dir, 'q.jsonl');
+    const log = createLogger({ quiet: true, file });
+    log.progress('x', 0, 2);
+    log.progress('x', 2, 2);
+    expect(out.raw()).toBe('');
+    expect((await readFile(file, 'utf8')).trim().split('\n')).toHaveLength(2);
+  });
+
+  it('rates and durations read as numbers a person compares at a glance', () => {
+    expect([formatRate(25), formatRate(2.34), formatRate(0.4), formatRate(0.05), formatRate(1 / 3600)]).toEqual(['25/s', '2.3/s', '0.4/s', '3.0/min', '1.0/h']);
+    expect([formatDuration(0), formatDuration(45_000), formatDuration(185_000), formatDuration(7_620_000)]).toEqual(['0s', '45s', '3m05s', '2h07m']);
   });
 });

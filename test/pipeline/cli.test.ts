@@ -1,10 +1,13 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { codeClosure } from '../../core/code-closure.ts';
+import { STAGES } from '../../core/stage.ts';
 import { PROJECT_ROOT } from '../../core/version.ts';
+import { STAGE_DEFS } from '../../pipeline/registry.ts';
 
 interface Result {
   code: number | null;
@@ -47,13 +50,30 @@ describe('foresight CLI: bad input gets a clear error', () => {
   });
 
   it('an unknown stage names the stages', async () => {
-    expectCleanError(await foresight(['run', '--repo', 'demo/minilib', '--from', 'validat']), /use one of: discover, szz, extract, validate, judge, emit/);
+    expectCleanError(await foresight(['run', '--repo', 'demo/minilib', '--from', 'validat']), /'validat' is invalid\. Allowed choices are discover, szz, extract, validate, judge, emit/);
+    expectCleanError(await foresight(['run', '--repo', 'demo/minilib', '--only', 'Emit']), /'Emit' is invalid\. Allowed choices are discover, szz/);
   });
 
-  it('a bad flag value names the flag, not an environment variable', async () => {
-    const r = await foresight(['run', '--repo', 'acme/widgets', '--data', join(root, 'd2'), '--jobs', 'abc']);
-    expectCleanError(r, /--jobs abc is not a whole number/);
-    expect(r.stderr).not.toContain('FORESIGHT_JOBS');
+  it('a number flag that is not a whole number is refused when the flags are parsed, naming the flag', async () => {
+    const data = join(root, 'd5');
+    const cases: Array<[string[], RegExp]> = [
+      [['run', '--repo', 'acme/widgets', '--data', data, '--jobs', 'abc'], /option '--jobs <n>' argument 'abc' is invalid\. expected a whole number ≥ 1/],
+      [['run', '--repo', 'acme/widgets', '--data', data, '--jobs', '2.5'], /option '--jobs <n>' argument '2\.5' is invalid/],
+      [['validate', '--repo', 'acme/widgets', '--data', data, '--runs', '0'], /option '--runs <n>' argument '0' is invalid\. expected a whole number ≥ 1/],
+      [['eval', '--dataset', data, '--gold', '--jobs', 'four'], /option '--jobs <n>' argument 'four' is invalid/],
+    ];
+    for (const [args, message] of cases) {
+      const r = await foresight(args);
+      expectCleanError(r, message);
+      expect(r.stderr).not.toContain('FORESIGHT_JOBS');
+    }
+    expect(existsSync(data)).toBe(false);
+  });
+
+  it('a bad flag value config checks names the flag, not an environment variable', async () => {
+    const r = await foresight(['run', '--repo', 'acme/widgets', '--data', join(root, 'd2'), '--until', 'soon']);
+    expectCleanError(r, /--until soon is not a date/);
+    expect(r.stderr).not.toContain('FORESIGHT_UNTIL');
     expectCleanError(await foresight(['run', '--repo', 'acme/widgets', '--data', join(root, 'd2'), '--since', '2024-02-30']), /--since 2024-02-30 is not a date/);
     expect(existsSync(join(root, 'd2'))).toBe(false);
   });
@@ -83,5 +103,38 @@ describe('foresight CLI: bad input gets a clear error', () => {
     expectCleanError(r, /could not clone http:\/\/127\.0\.0\.1:9\/acme\/widgets\.git/);
     expect(r.stderr + r.stdout).not.toContain('cli-s3cret-pw');
     expect(existsSync(data)).toBe(false);
+  });
+});
+
+describe('foresight --help and stages', () => {
+  it('--help gives examples and names every environment variable core/config.ts reads', async () => {
+    const r = await foresight(['--help']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain('Examples:');
+    expect(r.stdout).toContain('$ foresight demo');
+    // The names config.ts reads, from its text: a variable added there without a help line fails here.
+    const config = await readFile(join(PROJECT_ROOT, 'core/config.ts'), 'utf8');
+    const read = [...new Set([...config.matchAll(/'((?:FORESIGHT|HF|GITHUB|DOCKER)_[A-Z0-9_]+)'/g)].map((m) => m[1]!))];
+    expect(read.length).toBeGreaterThan(30);
+    const env = r.stdout.slice(r.stdout.indexOf('Environment'));
+    expect(read.filter((name) => !new RegExp(`\\b${name}\\b`).test(env))).toEqual([]);
+  });
+
+  it('run --help shows the stage choices and examples', async () => {
+    const r = await foresight(['run', '--help']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout.replace(/\s+/g, ' ')).toContain('choices: "discover", "szz", "extract", "validate", "judge", "emit"');
+    expect(r.stdout).toContain('$ foresight run --repo encode/starlette --from validate');
+  });
+
+  it('stages lists each stage with the fingerprint its cache key holds', async () => {
+    const r = await foresight(['stages']);
+    expect(r.code, r.stderr).toBe(0);
+    const lines = r.stdout.trim().split('\n');
+    expect(lines.map((l) => l.split(/\s+/)[0])).toEqual([...STAGES]);
+    for (const [i, stage] of STAGES.entries()) {
+      const closure = await codeClosure(STAGE_DEFS.get(stage)!.entry, PROJECT_ROOT);
+      expect(lines[i]).toBe(`${stage.padEnd(9)} ${closure.fingerprint.slice(0, 16)}  ${closure.modules.length} modules, ${closure.runtimeFiles.length} runtime files, ${closure.packages.length} packages`);
+    }
   });
 });

@@ -392,3 +392,37 @@ describe('artifacts', () => {
     expect(w.calls).toEqual([]);
   });
 });
+
+describe('a stage that reads an earlier manifest besides its input', () => {
+  // szz passes nothing on (its output never changes); extract reads discover's manifest, as emit reads its candidate count.
+  const blindSzz = (): StageDef<Item, Out> => ({ ...szzDef(w), run: async () => ({ items: [], stats: {} }) });
+  const extractDef = (reads: StageDef<Out, Out>['reads']): StageDef<Out, Out> => ({
+    name: 'extract',
+    entry: pathToFileURL(join(codeRoot(), 'szz.ts')).href,
+    config: () => null,
+    input: OutSchema,
+    output: OutSchema,
+    reads,
+    run: async () => ({ items: [], stats: {} }),
+  });
+  const pipeline = async (reads: StageDef<Out, Out>['reads']) => {
+    await runDiscover();
+    await runStage(blindSzz(), opts());
+    return (await runStage(extractDef(reads), opts())).outcome;
+  };
+
+  it('reruns when that manifest changes although its direct input did not', async () => {
+    expect(await pipeline(['discover'])).toBe('ran');
+    expect(await pipeline(['discover'])).toBe('up-to-date');
+    w.list = items(7);
+    w.repoState = 'head-2';
+    expect(await pipeline(['discover'])).toBe('ran');
+  });
+
+  it('without `reads` the same change leaves it up to date (the staleness `reads` prevents)', async () => {
+    expect(await pipeline(undefined)).toBe('ran');
+    w.list = items(7);
+    w.repoState = 'head-2';
+    expect(await pipeline(undefined)).toBe('up-to-date');
+  });
+});

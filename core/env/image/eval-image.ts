@@ -188,10 +188,13 @@ echo '[foresight] eval image ready'
 
 /**
  * The runner's folder as a tar of `foresight/...` (what putArchive extracts at /), without the host-side
- * TypeScript (parsers, registry): only what runs in the container is baked, so a parser fix does not
+ * modules (parsers, registry; .ts from the sources, .js from dist/): only what runs in the container is baked, so a parser fix does not
  * rebuild every eval image. Owned by root, files 0644 or 0755 as on the host; the same files give the
  * same bytes (the tar's digest is part of the image key).
  */
+/** Host-side modules: the TypeScript sources, or their compiled JavaScript when running from dist/. */
+const HOST_MODULE = /\.(ts|js|mjs|cjs|map)$/;
+
 async function runnerTar(dir: string): Promise<{ tar: Buffer; files: string[] }> {
   const entries: TarFile[] = [];
   const walk = async (rel: string): Promise<void> => {
@@ -199,7 +202,7 @@ async function runnerTar(dir: string): Promise<{ tar: Buffer; files: string[] }>
     for (const e of list) {
       const r = rel ? `${rel}/${e.name}` : e.name;
       if (e.isDirectory()) await walk(r);
-      else if (e.isFile() && !e.name.endsWith('.ts')) {
+      else if (e.isFile() && !HOST_MODULE.test(e.name)) {
         const [content, st] = await Promise.all([readFile(path.join(dir, r)), stat(path.join(dir, r))]);
         entries.push({ path: `${EVAL_RUNNER_PATH.slice(1)}/${r}`, content, mode: st.mode & 0o111 ? 0o755 : 0o644 });
       }

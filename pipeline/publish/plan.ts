@@ -1,0 +1,74 @@
+import { askUploadModes, predictUploadMode, sameContent, type HubTarget, type RemoteState, type UploadMode } from './read-remote.ts';
+import { DATASET_FOLDERS, type DatasetFile, type Selection } from './select-files.ts';
+
+/** Exactly what a publish does on the hub: what --dry-run prints, and what the real run then does. */
+export interface Plan {
+  target: Omit<HubTarget, 'token' | 'fetch'>;
+  /** Create the repository first (it does not exist), with this visibility. */
+  create: { visibility: 'private' | 'public' } | null;
+  /** The commit's parent: the revision's head now; null when the repository is created first (its first commit). */
+  parent: string | null;
+  /** Every file of the dataset; the commit carries the `new` and `changed` ones. */
+  uploads: Array<DatasetFile & { mode: UploadMode; change: 'new' | 'changed' | 'unchanged' }>;
+  /** Where the upload modes came from: the hub's answer, or its rule applied here (a repository not yet created). */
+  modesFrom: 'hub' | 'predicted';
+  /** Files of the dataset's folders on the hub that this dataset no longer has. */
+  deletes: string[];
+  leftOut: string[];
+  /** --private was given but the repository exists: its visibility is left as it is. */
+  visibilityKept: boolean;
+  /** Read without HF_TOKEN (a dry run): a private repository looks missing. */
+  anonymous: boolean;
+}
+
+export async function makePlan(opts: { target: HubTarget; remote: RemoteState; selection: Selection; private: boolean }): Promise<Plan> {
+  const { target, remote, selection } = opts;
+  const { token: _token, fetch: _fetch, ...shown } = target;
+  const asked = remote.kind === 'exists' ? await askUploadModes(target, selection.files) : null;
+  const remoteFiles = new Map(remote.kind === 'exists' ? remote.files.map((f) => [f.path, f] as const) : []);
+  const uploads = await Promise.all(
+    selection.files.map(async (f) => {
+      const there = remoteFiles.get(f.path);
+      const change = !there ? ('new' as const) : (await sameContent(f, there)) ? ('unchanged' as const) : ('changed' as const);
+      return { ...f, mode: asked?.get(f.path) ?? (await predictUploadMode(f)), change };
+    }),
+  );
+  const uploading = new Set(selection.files.map((f) => f.path));
+  return {
+    target: shown,
+    create: remote.kind === 'missing' ? { visibility: opts.private ? 'private' : 'public' } : null,
+    parent: remote.kind === 'exists' ? remote.head : null,
+    uploads,
+    modesFrom: asked && selection.files.every((f) => asked.has(f.path)) ? 'hub' : 'predicted',
+    deletes: remote.kind === 'exists' ? remote.files.map((f) => f.path).filter((p) => DATASET_FOLDERS.some((d) => p.startsWith(d)) && !uploading.has(p)) : [],
+    leftOut: selection.leftOut,
+    visibilityKept: remote.kind === 'exists' && opts.private && !remote.private,
+    anonymous: !target.token,
+  };
+}
+
+/** Nothing to do: the repository exists and already holds exactly these files. */
+export function upToDate(plan: Plan): boolean {
+  return !plan.create && plan.deletes.length === 0 && plan.uploads.every((u) => u.change === 'unchanged');
+}
+
+/** The plan as printed: one operation a line, sizes in bytes. */
+export function formatPlan(plan: Plan): string {
+  const t = plan.target;
+  const lines = [`publish to ${t.endpoint}/datasets/${t.repoId} (revision ${t.revision})`];
+  if (plan.create) lines.push(`  create the dataset repository ${t.repoId} (${plan.create.visibility})${plan.anonymous ? ': missing as far as the hub shows without HF_TOKEN' : ''}`);
+  else lines.push(`  the dataset repository ${t.repoId} exists${plan.visibilityKept ? ' and is public: --private applies only when creating it' : ''}`);
+  if (upToDate(plan)) lines.push(`  no commit: ${t.revision} (head ${plan.parent}) already holds exactly these files`);
+  else lines.push(`  one commit on ${t.revision}, parent ${plan.parent ?? "the new repository's first commit"}`);
+  const width = Math.max(...plan.uploads.map((u) => u.path.length), ...plan.deletes.map((d) => d.length));
+  const sizeWidth = Math.max(...plan.uploads.map((u) => String(u.size).length));
+  for (const u of plan.uploads) {
+    const verb = u.change === 'unchanged' ? 'keep  ' : 'upload';
+    const note = u.change === 'unchanged' ? '  (unchanged)' : u.change === 'changed' ? '  (replaces the hub\'s copy)' : '';
+    lines.push(`    ${verb} ${u.path.padEnd(width)}  ${String(u.size).padStart(sizeWidth)} bytes  ${u.mode === 'lfs' ? 'LFS' : 'regular'}${note}`);
+  }
+  for (const d of plan.deletes) lines.push(`    delete ${d.padEnd(width)}  (no longer in the dataset)`);
+  lines.push(`  storage (LFS or regular): ${plan.modesFrom === 'hub' ? "the hub's answer" : "the hub's rule for a new repository (*.parquet, binary or >= 10 MiB: LFS)"}`);
+  if (plan.leftOut.length) lines.push(`  left out: ${plan.leftOut.join(', ')}`);
+  return lines.join('\n');
+}

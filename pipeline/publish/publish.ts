@@ -1,0 +1,185 @@
+import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { openAsBlob } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { commit, createRepo, HubApiError, type CommitOperation } from '@huggingface/hub';
+import { ForesightError } from '../../core/errors.ts';
+import type { Logger } from '../../core/log.ts';
+import { registerSecret } from '../../core/secrets.ts';
+import { FORESIGHT_VERSION } from '../../core/version.ts';
+import { setCardRepoId } from '../../stages/emit/index.ts';
+import { runGate } from './gate.ts';
+import { hubError, isStaleParent } from './hub-errors.ts';
+import { hubFetch } from './hub-fetch.ts';
+import { findDatasetsPython } from './load-with-datasets.ts';
+import { formatPlan, makePlan, upToDate, type Plan } from './plan.ts';
+import { readRemote, type HubTarget } from './read-remote.ts';
+import { selectFiles, type Selection } from './select-files.ts';
+
+export interface PublishOptions {
+  /** The emitted dataset folder (data/<owner>__<name>/emit/hf). */
+  dataset: string;
+  /** emit's folder holding the gold self-check record (items.jsonl, manifest.json); default: the dataset's parent. */
+  emitDir?: string;
+  /** `owner/name` of the dataset repository on the hub. */
+  repoId: string;
+  /** The branch committed to (default main). */
+  revision?: string;
+  /** Create the repository private (only when it does not exist yet). */
+  private?: boolean;
+  /** Print the operations and change nothing. */
+  dryRun?: boolean;
+  /** The hub (config.publish.hfEndpoint). */
+  endpoint: string;
+  /** HF_TOKEN (Secrets.hfToken): needed to write; a dry run reads with it when given. */
+  token: string | null;
+  /** The venv holding `datasets` (config.publish.pyVenv). */
+  pyVenv: string;
+  log: Logger;
+  /** Where the plan and the result are printed (stdout). */
+  print: (text: string) => void;
+  signal?: AbortSignal;
+  /** The fetch under the 429 retries (tests). */
+  fetch?: typeof fetch;
+  /** Tries per hub request on 429 (default 5). */
+  attempts?: number;
+}
+
+export type PublishOutcome =
+  | { kind: 'dry-run'; plan: Plan }
+  | { kind: 'up-to-date'; plan: Plan }
+  | { kind: 'published'; plan: Plan; commit: { oid: string; url: string } };
+
+/** Hub names: letters, digits, `-`, `_`, `.`; no leading or trailing separator, at most 96 characters. */
+const REPO_ID = /^[A-Za-z0-9][\w.-]{0,95}\/[A-Za-z0-9](?:[\w.-]{0,94}[A-Za-z0-9])?$/;
+
+function checkToken(token: string | null, dryRun: boolean): void {
+  if (!token) {
+    if (dryRun) return;
+    throw new ForesightError('HF_TOKEN is not set: publishing needs a Hugging Face token', {
+      remedy: 'set HF_TOKEN to a token with write access (https://huggingface.co/settings/tokens); --dry-run needs none',
+    });
+  }
+  registerSecret('HF_TOKEN', token);
+  // The library refuses any other token with a TypeError: say it here, the user's way.
+  if (!token.startsWith('hf_')) throw new ForesightError('HF_TOKEN does not look like a Hugging Face token (they start with hf_)', { remedy: 'set HF_TOKEN to a token from https://huggingface.co/settings/tokens' });
+}
+
+/**
+ * Exactly the files to upload, copied where nobody else writes: what the gate checks is what goes up. The
+ * card's usage snippet gets the repository id it is published under.
+ */
+async function stage(selection: Selection, dir: string, repoId: string): Promise<Selection> {
+  const files = [];
+  for (const f of selection.files) {
+    const local = join(dir, ...f.path.split('/'));
+    await mkdir(dirname(local), { recursive: true });
+    if (f.path === 'README.md') {
+      const card = setCardRepoId(await readFile(f.local, 'utf8'), repoId);
+      await writeFile(local, card);
+      files.push({ ...f, local, size: Buffer.byteLength(card) });
+      continue;
+    }
+    await copyFile(f.local, local);
+    files.push({ ...f, local });
+  }
+  return { files, leftOut: selection.leftOut };
+}
+
+function commitMessage(plan: Plan, summary: string): { title: string; description: string } {
+  return {
+    title: `foresight ${FORESIGHT_VERSION}: publish the dataset (${plan.uploads.filter((u) => u.change !== 'unchanged').length} files changed)`,
+    description: `${summary}\n\n${plan.uploads.map((u) => `- ${u.path} (${u.size} bytes, ${u.change})`).join('\n')}${plan.deletes.map((d) => `\n- ${d} (deleted)`).join('')}`,
+  };
+}
+
+async function createIfMissing(t: HubTarget, token: string, plan: Plan): Promise<void> {
+  if (!plan.create) return;
+  try {
+    await createRepo({ repo: { type: 'dataset', name: t.repoId }, visibility: plan.create.visibility, hubUrl: t.endpoint, fetch: t.fetch, accessToken: token });
+  } catch (err) {
+    // Someone created it since we looked: the commit below is still guarded by the head we read next.
+    if (err instanceof HubApiError && err.statusCode === 409) return;
+    throw hubError(err, { what: `creating the dataset ${t.repoId}`, endpoint: t.endpoint, repoId: t.repoId, revision: t.revision });
+  }
+}
+
+/**
+ * `foresight publish`: the emitted dataset to the Hugging Face hub in one commit. The gate runs first
+ * (no network write before it passes); the repository is created when missing; the commit's parent is
+ * the head read before, so a publish that raced another fails instead of overwriting it. Uploads take
+ * the classic LFS path (`useXet: false`): the library's default, Xet, chunks files for a separate CAS
+ * service with its own tokens; the hub still takes LFS from clients that do not offer Xet, and a local
+ * hub (the tests') can implement LFS in a few lines. Files the hub already has byte for byte are kept.
+ */
+export async function publish(opts: PublishOptions): Promise<PublishOutcome> {
+  const revision = opts.revision ?? 'main';
+  if (!REPO_ID.test(opts.repoId)) {
+    throw new ForesightError(`--repo-id ${opts.repoId} is not a hub repository name`, { remedy: 'pass --repo-id owner/name (letters, digits, - _ .), e.g. --repo-id my-org/foresight-django' });
+  }
+  checkToken(opts.token, opts.dryRun ?? false);
+  const selection = await selectFiles(opts.dataset);
+  const python = await findDatasetsPython(opts.pyVenv, opts.signal);
+  const work = await mkdtemp(join(tmpdir(), 'foresight-publish-'));
+  try {
+    const staged = await stage(selection, join(work, 'dataset'), opts.repoId);
+    const gate = await runGate({ staged: join(work, 'dataset'), files: staged.files, emitDir: opts.emitDir ?? dirname(opts.dataset), python, work, signal: opts.signal });
+    if (gate.kind === 'refused') throw new ForesightError(`publish refused: ${gate.message}`, { remedy: gate.remedy });
+    opts.log.info(gate.summary);
+
+    const t: HubTarget = { endpoint: opts.endpoint, repoId: opts.repoId, revision, token: opts.token, fetch: hubFetch({ log: opts.log, fetch: opts.fetch, signal: opts.signal, attempts: opts.attempts }) };
+    let plan = await makePlan({ target: t, remote: await readRemote(t), selection: staged, private: opts.private ?? false });
+    opts.print(formatPlan(plan));
+    if (opts.dryRun) {
+      opts.print('dry run: nothing was changed on the hub');
+      return { kind: 'dry-run', plan };
+    }
+    if (upToDate(plan)) {
+      opts.print(`nothing to publish: ${opts.repoId}@${revision} already holds exactly this dataset`);
+      return { kind: 'up-to-date', plan };
+    }
+    const token = opts.token!;
+    if (plan.create) {
+      await createIfMissing(t, token, plan);
+      // The new repository's first commit is the parent; a repository someone else just made is read as it is.
+      plan = await makePlan({ target: t, remote: await readRemote(t), selection: staged, private: opts.private ?? false });
+      if (plan.create) throw new ForesightError(`the hub created ${opts.repoId} but does not show it`, { remedy: 'rerun foresight publish in a minute', external: true });
+    }
+    const operations: CommitOperation[] = [
+      ...(await Promise.all(plan.uploads.filter((u) => u.change !== 'unchanged').map(async (u) => ({ operation: 'addOrUpdate' as const, path: u.path, content: await openAsBlob(u.local) })))),
+      ...plan.deletes.map((path) => ({ operation: 'delete' as const, path })),
+    ];
+    const message = commitMessage(plan, gate.summary);
+    let out;
+    try {
+      out = await commit({
+        repo: { type: 'dataset', name: opts.repoId },
+        operations,
+        title: message.title,
+        description: message.description,
+        branch: revision,
+        parentCommit: plan.parent ?? undefined,
+        hubUrl: opts.endpoint,
+        accessToken: token,
+        fetch: t.fetch,
+        useXet: false,
+        abortSignal: opts.signal,
+      });
+    } catch (err) {
+      if (opts.signal?.aborted) throw opts.signal.reason;
+      if (isStaleParent(err)) {
+        throw new ForesightError(`someone else published to ${opts.repoId}@${revision} meanwhile (its head moved past ${plan.parent?.slice(0, 12)}); nothing of this publish was committed`, {
+          remedy: 'rerun foresight publish: it reads the new head and shows what changes (--dry-run first to see it)',
+          external: true,
+          cause: err,
+        });
+      }
+      throw hubError(err, { what: `committing to ${opts.repoId}`, endpoint: opts.endpoint, repoId: opts.repoId, revision });
+    }
+    if (!out?.commit.oid) throw new ForesightError(`the hub accepted the commit to ${opts.repoId} but named no commit`, { remedy: 'check the repository on the hub; rerun foresight publish if the files are missing', external: true });
+    opts.print(`published ${operations.length} change(s) to ${opts.endpoint}/datasets/${opts.repoId} in commit ${out.commit.oid}`);
+    return { kind: 'published', plan, commit: { oid: out.commit.oid, url: out.commit.url } };
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
+}

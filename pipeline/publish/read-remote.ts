@@ -1,0 +1,119 @@
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { datasetInfo, HubApiError, listFiles, repoExists } from '@huggingface/hub';
+import { z } from 'zod';
+import { ForesightError } from '../../core/errors.ts';
+import { hubError } from './hub-errors.ts';
+import type { DatasetFile } from './select-files.ts';
+
+/** Where and as whom foresight talks to the hub. */
+export interface HubTarget {
+  endpoint: string;
+  /** `owner/name` of the dataset repository. */
+  repoId: string;
+  /** The branch committed to. */
+  revision: string;
+  token: string | null;
+  fetch: typeof fetch;
+}
+
+/** A file at the head: its git blob id, and the sha256 of its content when LFS stores it. */
+export interface RemoteFile {
+  path: string;
+  oid: string | null;
+  lfsOid: string | null;
+}
+
+/** The dataset repository as the hub has it now. */
+export type RemoteState =
+  | { kind: 'missing' }
+  | { kind: 'exists'; head: string; private: boolean; files: RemoteFile[] };
+
+const repo = (t: HubTarget) => ({ type: 'dataset' as const, name: t.repoId });
+const auth = (t: HubTarget) => (t.token ? { accessToken: t.token } : {});
+
+/** Read-only: whether the repository exists, the head of the revision (the parent commit) and its files. */
+export async function readRemote(t: HubTarget): Promise<RemoteState> {
+  const call = { what: `reading the dataset ${t.repoId}`, endpoint: t.endpoint, repoId: t.repoId, revision: t.revision };
+  try {
+    let info: { sha?: string; private: boolean };
+    try {
+      info = await datasetInfo({ name: t.repoId, revision: t.revision, additionalFields: ['sha'], hubUrl: t.endpoint, fetch: t.fetch, ...auth(t) });
+    } catch (err) {
+      // 404: no repository, or no such revision in it. 401 without a token: a repository we may not see.
+      const absent = err instanceof HubApiError && (err.statusCode === 404 || (err.statusCode === 401 && !t.token));
+      if (!absent) throw err;
+      if (!(await repoExists({ repo: repo(t), hubUrl: t.endpoint, fetch: t.fetch, ...auth(t) }))) return { kind: 'missing' };
+      throw new ForesightError(`the dataset ${t.repoId} has no revision ${t.revision}`, { remedy: `create the branch ${t.revision} on the hub first, or pass --revision main` });
+    }
+    const head = z.string().regex(/^[0-9a-f]{40}$/).safeParse(info.sha);
+    if (!head.success) throw new ForesightError(`the hub gave no commit sha for ${t.repoId}@${t.revision}`, { remedy: 'check HF_ENDPOINT points at a Hugging Face hub', external: true });
+    const files: RemoteFile[] = [];
+    for await (const f of listFiles({ repo: repo(t), revision: head.data, recursive: true, hubUrl: t.endpoint, fetch: t.fetch, ...auth(t) })) {
+      if (f.type === 'file') files.push({ path: f.path, oid: f.oid ?? null, lfsOid: f.lfs?.oid ?? null });
+    }
+    return { kind: 'exists', head: head.data, private: info.private, files: files.sort((a, b) => (a.path < b.path ? -1 : 1)) };
+  } catch (err) {
+    throw hubError(err, call);
+  }
+}
+
+export type UploadMode = 'lfs' | 'regular';
+
+const PreuploadSchema = z.object({ files: z.array(z.object({ path: z.string(), uploadMode: z.enum(['lfs', 'regular']) })) });
+
+async function sample(file: DatasetFile): Promise<Uint8Array> {
+  return (await readFile(file.local)).subarray(0, 512);
+}
+
+/**
+ * How the hub will store each file, asked of the hub itself (`preupload`, read-only: the same question
+ * the library asks before committing). Null when the hub will not say (a token that may only read).
+ */
+export async function askUploadModes(t: HubTarget, files: readonly DatasetFile[]): Promise<Map<string, UploadMode> | null> {
+  const call = { what: `asking how ${t.repoId} stores each file`, endpoint: t.endpoint, repoId: t.repoId, revision: t.revision };
+  const modes = new Map<string, UploadMode>();
+  for (let i = 0; i < files.length; i += 100) {
+    const chunk = files.slice(i, i + 100);
+    const body = { files: await Promise.all(chunk.map(async (f) => ({ path: f.path, size: f.size, sample: Buffer.from(await sample(f)).toString('base64') }))) };
+    try {
+      const res = await t.fetch(`${t.endpoint}/api/datasets/${t.repoId}/preupload/${encodeURIComponent(t.revision)}`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', ...(t.token ? { Authorization: `Bearer ${t.token}` } : {}) },
+        body: JSON.stringify(body),
+      });
+      if (res.status === 401 || res.status === 403) {
+        await res.body?.cancel();
+        return null;
+      }
+      if (!res.ok) throw new HubApiError(res.url, res.status, res.headers.get('X-Request-Id') ?? undefined, (await res.text()).slice(0, 200));
+      const parsed = PreuploadSchema.safeParse(await res.json());
+      if (!parsed.success) throw new ForesightError(`the hub's preupload answer for ${t.repoId} has an unexpected shape`, { remedy: 'check HF_ENDPOINT points at a Hugging Face hub', external: true });
+      for (const f of parsed.data.files) modes.set(f.path, f.uploadMode);
+    } catch (err) {
+      throw hubError(err, call);
+    }
+  }
+  return modes;
+}
+
+/**
+ * The hub's rule for a repository it has not created yet (its default .gitattributes tracks *.parquet and
+ * other binary formats with LFS; anything binary or ≥ 10 MiB goes to LFS too).
+ */
+export async function predictUploadMode(file: DatasetFile): Promise<UploadMode> {
+  if (/\.(parquet|arrow)$/.test(file.path) || file.size >= 10 * 1024 * 1024) return 'lfs';
+  return (await sample(file)).includes(0) ? 'lfs' : 'regular';
+}
+
+/** Whether the hub's file is byte for byte the local one: its LFS sha256, or its git blob id (sha1 of `blob <size>\0` + content). */
+export async function sameContent(file: DatasetFile, remote: RemoteFile): Promise<boolean> {
+  const sha256 = createHash('sha256');
+  const blob = createHash('sha1').update(`blob ${file.size}\0`);
+  for await (const chunk of createReadStream(file.local)) {
+    sha256.update(chunk as Buffer);
+    blob.update(chunk as Buffer);
+  }
+  return remote.lfsOid === sha256.digest('hex') || remote.oid === blob.digest('hex');
+}

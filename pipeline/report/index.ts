@@ -1,0 +1,14 @@
+/**
+ * `foresight report` (issue 10): one self-contained HTML page of an emitted dataset: the exclusion
+ * funnel, emit's plots, a filterable table of every verified chain, and per chain (#chain=<instance_id>)
+ * both diffs (diff2html), the four commits, every set, the per-state outcomes, the verdicts and the
+ * exclusion reason.
+ *  - read-dataset.ts  the rows (jsonl/verified.jsonl, split from jsonl/test.jsonl), zod-checked
+ *  - read-states.ts   S1–S5 outcomes from data/<repo>/validate/items.jsonl, when the dataset sits beside it
+ *  - render-page.ts   the page: inline assets, data as escaped JSON, a CSP that loads nothing
+ *  - write-report.ts  the whole operation
+ */
+export { defaultReportPath, writeReport, type ReportOptions, type ReportResult } from './write-report.ts';
+export { ReportRowSchema, readReportRows, SET_COLUMNS, type ReportRow } from './read-dataset.ts';
+export { readStates, validateItemsPath, type ChainStates, type StatesRead } from './read-states.ts';
+export { renderPage, scriptJson, type ReportPageData } from './render-page.ts';

@@ -1,0 +1,333 @@
+/**
+ * `foresight report`: the demo mined for real (Docker), its page written by the CLI and opened in Debian's
+ * headless Chromium with every request, console message and page error watched (the page must load
+ * nothing but itself), the table filtered, a chain's view opened and its diffs checked, a screenshot
+ * taken; a copy of the dataset with markup planted in a PR body and a diff shows it as text. The
+ * reading and escaping tests need neither Docker nor a browser.
+ */
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isDockerReachable } from '../../core/env/index.ts';
+import { PROJECT_ROOT } from '../../core/version.ts';
+import { scriptJson, type ReportPageData } from '../../pipeline/report/index.ts';
+
+const CHROMIUM = '/usr/bin/chromium';
+const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const CI = Boolean(process.env['CI']);
+
+interface Result {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** The real CLI, as a user types it; the judge stays offline (no LLM endpoint). */
+function foresight(args: string[]): Promise<Result> {
+  return new Promise((done) => {
+    execFile(process.execPath, ['--import', 'tsx', join(PROJECT_ROOT, 'pipeline/bin.ts'), ...args], {
+      cwd: PROJECT_ROOT,
+      env: { ...process.env, FORESIGHT_LLM_BASE_URL: '' },
+      maxBuffer: 64 * 1024 * 1024,
+    }, (err, stdout, stderr) => done({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr }));
+  });
+}
+
+/** The page's embedded data, as its script reads it. */
+async function pageData(file: string): Promise<ReportPageData> {
+  const html = await readFile(file, 'utf8');
+  const m = /<script type="application\/json" id="report-data">([\s\S]*?)<\/script>/.exec(html);
+  if (!m) throw new Error(`no report data in ${file}`);
+  return JSON.parse(m[1]!) as ReportPageData;
+}
+
+const jsonl = (rows: readonly unknown[]): string => rows.map((r) => JSON.stringify(r)).join('\n') + '\n';
+const json = (v: unknown): string => JSON.stringify(v);
+
+/** A verified row with the columns the report reads (lists JSON-encoded, as emit writes them). */
+function row(id: string, over: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    instance_id: id,
+    repo: 'acme/widgets',
+    base_commit: 'a'.repeat(40),
+    pr1_head_sha: 'b'.repeat(40),
+    pr2_base_sha: 'c'.repeat(40),
+    pr2_head_sha: 'd'.repeat(40),
+    problem_statement: 'Add widgets',
+    problem_statement_raw: 'Add widgets',
+    pr2_problem_statement: null,
+    pr2_problem_statement_raw: 'Fix widgets',
+    patch: '',
+    test_patch: '',
+    anticipation_patch: '',
+    anticipation_test_patch: '',
+    FAIL_TO_PASS: json(['t.py::test_a']),
+    PASS_TO_PASS: json([]),
+    p2p_excluded_gold_fail: json([]),
+    ANTICIPATION_FAIL_TO_PASS: json(['t.py::test_b']),
+    PR2_FAIL_TO_PASS: json(['t.py::test_b']),
+    PR2_PASS_TO_PASS: json([]),
+    flaky_tests: json([]),
+    gradeable: true,
+    excluded: false,
+    exclusion_reason: null,
+    exclusion_detail: null,
+    mining_category: 'szz',
+    mining_evidence: json({ picked_by: 'blame' }),
+    eligibility_verdict: json({ verdict: 'bug_fix', pass: true }),
+    attribution_verdict: null,
+    fairness_verdicts: json([]),
+    ...over,
+  };
+}
+
+/** A validate record's states: S1 fails test_a, S2 passes it. */
+function states(): unknown[] {
+  const state = (name: string, tests: Record<string, string>) => ({
+    name, checkout: 'a'.repeat(40), overlay: null, testFiles: ['t.py'], outcome: { kind: 'ran' }, runs: 3, tests, collectionErrors: [], durationMs: 1200,
+  });
+  return [
+    state('S1', { 't.py::test_a': 'fail' }),
+    state('S2', { 't.py::test_a': 'pass' }),
+    state('S3', { 't.py::test_b': 'fail' }),
+    state('S4', { 't.py::test_b': 'fail' }),
+    state('S5', { 't.py::test_b': 'pass', 't.py::test_c': 'flaky' }),
+  ];
+}
+
+let scratch: string;
+beforeAll(async () => {
+  scratch = await mkdtemp(join(tmpdir(), 'foresight-report-test-'));
+});
+afterAll(async () => {
+  if (scratch) await rm(scratch, { recursive: true, force: true });
+});
+
+describe('report data: read, escaped, refused when malformed', () => {
+  /** data/acme__widgets/emit/hf with the given rows, and validate/items.jsonl beside it when given. */
+  async function layout(name: string, rows: unknown[], validate?: unknown[]): Promise<string> {
+    const repo = join(scratch, name, 'data', 'acme__widgets');
+    const hf = join(repo, 'emit', 'hf');
+    await mkdir(join(hf, 'jsonl'), { recursive: true });
+    await writeFile(join(hf, 'jsonl', 'verified.jsonl'), jsonl(rows));
+    await writeFile(join(hf, 'jsonl', 'test.jsonl'), jsonl([{ instance_id: 'widgets__1-2', eval_ready: true }]));
+    if (validate) {
+      await mkdir(join(repo, 'validate'), { recursive: true });
+      await writeFile(join(repo, 'validate', 'items.jsonl'), jsonl(validate));
+    }
+    return hf;
+  }
+
+  it('no `<` of the data survives into the page, so a row cannot close the data element', () => {
+    const evil = { t: '</script><script>alert(1)</script><!--' };
+    const out = scriptJson(evil);
+    expect(out).not.toContain('<');
+    expect(JSON.parse(out)).toEqual(evil);
+  });
+
+  it('writes the page beside the dataset (never inside it), with the split and every state of each chain', async () => {
+    const hf = await layout('states', [row('widgets__1-2'), row('widgets__3-4', { gradeable: false, excluded: true, exclusion_reason: 'pr1_no_tests', FAIL_TO_PASS: json([]) })], [
+      { instance_id: 'widgets__1-2', states: states(), FAIL_TO_PASS: ['t.py::test_a'], ANTICIPATION_FAIL_TO_PASS: ['t.py::test_b'] },
+    ]);
+    const r = await foresight(['report', '--dataset', hf]);
+    expect(r.code, r.stderr).toBe(0);
+    const page = join(hf, '..', 'report.html');
+    expect(r.stdout.trim()).toBe(page);
+    expect(existsSync(join(hf, 'report.html'))).toBe(false);
+    const data = await pageData(page);
+    expect(data.rows.map((x) => [x.instance_id, x.split, x.eval_ready])).toEqual([['widgets__1-2', 'test', true], ['widgets__3-4', 'verified', null]]);
+    const st = data.rows[0]!.states!;
+    expect(st.tests).toEqual(['t.py::test_a', 't.py::test_b', 't.py::test_c']);
+    expect(st.states.map((s) => `${s.name}:${s.outcomes}`)).toEqual(['S1:f..', 'S2:p..', 'S3:.f.', 'S4:.f.', 'S5:.p~']);
+    expect(data.rows[1]!.states).toBeNull();
+    expect(data.reasons['pr1_no_tests']).toMatch(/PR1 touched no test file/);
+  });
+
+  it('states of a validate rerun that no longer give the emitted sets are left out, not shown beside them', async () => {
+    const hf = await layout('stale', [row('widgets__1-2')], [
+      { instance_id: 'widgets__1-2', states: states(), FAIL_TO_PASS: ['t.py::test_other'], ANTICIPATION_FAIL_TO_PASS: ['t.py::test_b'] },
+    ]);
+    const r = await foresight(['report', '--dataset', hf]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(/per-state outcomes left out for widgets__1-2/);
+    const data = await pageData(join(hf, '..', 'report.html'));
+    expect(data.rows[0]!.states).toBeNull();
+    expect(data.staleStates).toEqual(['widgets__1-2']);
+  });
+
+  it('a set column that is not a JSON list is refused with its file, line and column', async () => {
+    const hf = await layout('bad-set', [row('widgets__1-2'), row('widgets__3-4', { PASS_TO_PASS: 'not json' })]);
+    const r = await foresight(['report', '--dataset', hf, '--out', join(scratch, 'bad-set.html')]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/verified\.jsonl:2: PASS_TO_PASS: is not a JSON-encoded value — emit the dataset again/);
+    expect(r.stderr).not.toMatch(/\n\s+at .*\.(ts|js):\d+/);
+    expect(existsSync(join(scratch, 'bad-set.html'))).toBe(false);
+  });
+
+  it('a folder that is not an emitted dataset is refused with the folder to pass', async () => {
+    const r = await foresight(['report', '--dataset', scratch]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/holds no jsonl\/verified\.jsonl — pass --dataset <the emitted dataset folder>/);
+    const missing = await foresight(['report', '--dataset', join(scratch, 'nope')]);
+    expect(missing.stderr).toMatch(/--dataset .*nope is not a folder/);
+  });
+});
+
+// The browser part: the demo needs Docker; CI must have both (scripts/setup.sh installs Chromium).
+const dockerUp = await isDockerReachable();
+const chromiumThere = existsSync(CHROMIUM);
+const skipBrowser = !CI && (!dockerUp || !chromiumThere);
+if (skipBrowser) console.warn(`[report.test] SKIPPED (browser part): ${!dockerUp ? 'Docker is not reachable' : `${CHROMIUM} is missing`} and CI is unset`);
+
+describe.skipIf(skipBrowser)('the report page in headless Chromium', () => {
+  let hf: string;
+  /** The demo's page, written once by the CLI with the default --out. */
+  let file: string;
+  let browser: Browser;
+  let verified: Array<Record<string, string | boolean | null>>;
+
+  beforeAll(async () => {
+    if (!chromiumThere) throw new Error(`${CHROMIUM} is missing: install Debian's chromium (scripts/setup.sh does)`);
+    if (!dockerUp) throw new Error('Docker is not reachable: the report test mines the demo (run scripts/setup.sh)');
+    const data = join(scratch, 'demo-data');
+    const demo = await foresight(['demo', '--data', data]);
+    if (demo.code !== 0) throw new Error(`foresight demo failed: ${demo.stderr}`);
+    hf = join(data, 'demo__minilib', 'emit', 'hf');
+    verified = (await readFile(join(hf, 'jsonl', 'verified.jsonl'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as Record<string, string | boolean | null>);
+    file = await report(hf);
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  }, 600_000);
+  afterAll(async () => {
+    await browser?.close();
+  });
+
+  /** The page at `file` (+ hash), with every console error, page error and request other than the file itself recorded. */
+  async function open(file: string, hash = ''): Promise<{ page: Page; problems: string[] }> {
+    const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+    const self = pathToFileURL(file).href;
+    const problems: string[] = [];
+    page.on('console', (m) => {
+      if (m.type() === 'error' || m.type() === 'warning') problems.push(`console ${m.type()}: ${m.text()}`);
+    });
+    page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+    // data: URLs (the inlined plots) never leave the page; anything else is a request the page must not make.
+    page.on('request', (r) => {
+      if (r.url().split('#')[0] !== self && !r.url().startsWith('data:')) problems.push(`request: ${r.url()}`);
+    });
+    await page.goto(self + hash);
+    await page.waitForSelector('html[data-ready="true"]');
+    return { page, problems };
+  }
+
+  async function report(dataset: string, out?: string): Promise<string> {
+    const r = await foresight(['report', '--dataset', dataset, ...(out ? ['--out', out] : [])]);
+    expect(r.code, r.stderr).toBe(0);
+    return r.stdout.trim();
+  }
+
+  const ids = async (page: Page): Promise<string[]> => page.locator('#chain-table tbody tr').evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-id') ?? ''));
+
+  /** File names and added lines of a diff, as diff2html must show them. */
+  function diffFacts(diff: string): { files: string[]; added: string } {
+    const files = [...diff.matchAll(/^\+\+\+ b\/(.+)$/gm)].map((m) => m[1]!);
+    const added = diff.split('\n').find((l) => l.startsWith('+') && !l.startsWith('+++') && l.slice(1).trim().length > 3)!.slice(1).trim();
+    return { files, added };
+  }
+
+  it('loads with no console error, page error or request but itself, and filters the table of every verified chain', async () => {
+    expect(file).toBe(join(hf, '..', 'report.html'));
+    const { page, problems } = await open(file);
+    expect(await ids(page)).toEqual(verified.map((r) => r.instance_id));
+    expect(await page.locator('#funnel').innerText()).toMatch(/test split\s+2/);
+
+    await page.fill('#filter-text', 'minilib__3');
+    expect(await ids(page)).toEqual(['minilib__3-8']);
+    await page.fill('#filter-text', '');
+    await page.selectOption('#filter-reason', 'ineligible');
+    expect(await ids(page)).toEqual(['minilib__4-11', 'minilib__5-12']);
+    await page.selectOption('#filter-reason', '(none)');
+    expect(await ids(page)).toEqual(['minilib__1-9', 'minilib__3-8']);
+    await page.selectOption('#filter-reason', '');
+    await page.selectOption('#filter-split', 'verified');
+    expect(await ids(page)).toEqual(['minilib__4-11', 'minilib__5-12', 'minilib__6-10']);
+    expect(await page.locator('#filter-count').innerText()).toBe('3 of 5 chains');
+    expect(problems).toEqual([]);
+  });
+
+  it('a chain opened from the table shows both diffs through diff2html, its commits, sets and states', async () => {
+    const { page, problems } = await open(file);
+    await page.click('a.chain-link:text-is("minilib__1-9")');
+    expect(new URL(page.url()).hash).toBe('#chain=minilib__1-9');
+    const r = verified.find((x) => x.instance_id === 'minilib__1-9')!;
+
+    for (const [box, diff] of [['#diff-pr1', `${r.patch}${r.test_patch}`], ['#diff-pr2', `${r.anticipation_patch}${r.anticipation_test_patch}`]] as const) {
+      const facts = diffFacts(diff);
+      const names = await page.locator(`${box} .d2h-file-wrapper .d2h-file-name`).allInnerTexts();
+      expect(names.map((n) => n.trim())).toEqual(facts.files);
+      const added = await page.locator(`${box} .d2h-ins .d2h-code-line-ctn`).allInnerTexts();
+      expect(added.map((l) => l.trim())).toContain(facts.added);
+    }
+    for (const k of ['base_commit', 'pr1_head_sha', 'pr2_base_sha', 'pr2_head_sha']) {
+      expect(await page.locator(`[data-commit="${k}"]`).innerText()).toBe(r[k]);
+    }
+    expect(await page.locator('[data-set="FAIL_TO_PASS"] li').allInnerTexts()).toEqual(JSON.parse(r.FAIL_TO_PASS as string));
+    expect(await page.locator('[data-set="flaky_tests"] li').allInnerTexts()).toEqual(JSON.parse(r.flaky_tests as string));
+    // Per-state outcomes come from data/<repo>/validate/items.jsonl beside the dataset.
+    expect(await page.locator('table.states tbody tr td:first-child').allInnerTexts()).toEqual(['S1', 'S2', 'S3', 'S4', 'S5']);
+    expect(await page.locator('#sec-verdicts').innerText()).toMatch(/eligibility_verdict\s[\s\S]*verdict\s+bug_fix/);
+
+    const shot = join(tmpdir(), `foresight-report-${new Date().toISOString().replace(/[:.]/g, '-')}.png`);
+    await page.screenshot({ path: shot, fullPage: true });
+    console.log(`[report.test] screenshot of the chain view: ${shot}`);
+    await page.click('#diff-format');
+    expect(await page.locator('#diff-pr1 .d2h-file-side-diff').count()).toBeGreaterThan(0);
+    expect(problems).toEqual([]);
+  });
+
+  it('a chain is addressable by #chain=<instance_id>, and an unknown one says so', async () => {
+    const { page, problems } = await open(file, '#chain=minilib__6-10');
+    expect(await page.locator('#chain').getAttribute('data-id')).toBe('minilib__6-10');
+    expect(await page.locator('#exclusion-reason').innerText()).toBe('anticipation_empty');
+    await page.click('#back');
+    expect(await ids(page)).toHaveLength(verified.length);
+    await page.goto(pathToFileURL(file).href + '#chain=minilib__99-100');
+    expect(await page.locator('#chain-missing').innerText()).toContain('minilib__99-100');
+    expect(problems).toEqual([]);
+  });
+
+  it('markup planted in a PR body and a diff is shown as text: nothing runs, nothing loads', async () => {
+    const copy = join(scratch, 'planted', 'hf');
+    await cp(hf, copy, { recursive: true });
+    const payload = '</script><script>window.__pwned = 1</script><img src="x" onerror="window.__pwned = 2"><!--';
+    const evilDiff = [
+      'diff --git a/evil<img src=y onerror=window.__pwned=3>.py b/evil<img src=y onerror=window.__pwned=3>.py',
+      'new file mode 100644',
+      '--- /dev/null',
+      '+++ b/evil<img src=y onerror=window.__pwned=3>.py',
+      '@@ -0,0 +1 @@',
+      `+${payload}`,
+      '',
+    ].join('\n');
+    const rows = verified.map((r) => (r.instance_id === 'minilib__1-9' ? { ...r, problem_statement: payload, pr2_problem_statement_raw: payload, test_patch: evilDiff } : r));
+    await writeFile(join(copy, 'jsonl', 'verified.jsonl'), jsonl(rows));
+    const planted = await report(copy, join(scratch, 'planted', 'report.html'));
+    const { page, problems } = await open(planted, '#chain=minilib__1-9');
+
+    expect(await page.locator('[data-field="problem_statement"]').textContent()).toBe(payload);
+    expect(await page.locator('[data-field="pr2_problem_statement_raw"]').textContent()).toBe(payload);
+    const names = await page.locator('#diff-pr1 .d2h-file-wrapper .d2h-file-name').allInnerTexts();
+    expect(names.map((n) => n.trim())).toContain('evil<img src=y onerror=window.__pwned=3>.py');
+    expect((await page.locator('#diff-pr1 .d2h-ins .d2h-code-line-ctn').allInnerTexts()).map((l) => l.trim())).toContain(payload);
+    expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
+    // The page's three scripts (data, diff2html, its own) and no element the payload carried.
+    expect(await page.locator('script').count()).toBe(3);
+    const images = await page.locator('img').evaluateAll((imgs) => imgs.map((i) => ({ src: i.getAttribute('src') ?? '', onerror: i.hasAttribute('onerror') })));
+    expect(images.filter((i) => !i.src.startsWith('data:image/svg+xml;base64,') || i.onerror)).toEqual([]);
+    expect(problems).toEqual([]);
+  });
+});
