@@ -1,8 +1,13 @@
 /**
- * Benchmark: validate's wall time against the time spent running tests inside containers (the
- * baseline, measured in the same run; goal ≤ 1.25), container starts per chain, images built.
+ * Benchmark: validate's repeat strategies in one run, on the same extracted chains (issue 11): `all`
+ * (every state `runs` times, the old strategy), `candidates` (each state once, then only the tests that
+ * can still be in a set; the default) and `gated` (the same, no repeat for an excluded chain). Per strategy: median wall seconds per validated chain, state runs
+ * and images built per chain, wall against in-container time; then whether the sets agree.
  *
  *   make bench-validate [CLONE=/path/to/clone REPO=owner/name]   (default: the generated demo)
+ *   node_modules/.bin/tsx bench/validate.ts --clone ~/src/django --repo django/django --since 2023-05-01 --until 2023-08-01
+ *
+ * The new strategies run first: any env image still to build is paid by them, never by the old one.
  */
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -13,39 +18,83 @@ import { loadConfig } from '../core/config.ts';
 import { createLogger } from '../core/log.ts';
 import { runPipeline } from '../pipeline/pipeline.ts';
 import { makeDemoRepo } from '../pipeline/demo/make-demo-repo.ts';
-import { connectDocker } from '../core/env/index.ts';
 
-const { values } = parseArgs({ options: { clone: { type: 'string' }, repo: { type: 'string' }, jobs: { type: 'string' } } });
+const { values } = parseArgs({
+  options: { clone: { type: 'string' }, repo: { type: 'string' }, jobs: { type: 'string' }, since: { type: 'string' }, until: { type: 'string' }, keep: { type: 'boolean' } },
+});
 const work = await mkdtemp(join(tmpdir(), 'foresight-bench-validate-'));
 const clone = values.clone ? resolve(values.clone) : join(work, 'demo');
 if (!values.clone) await makeDemoRepo(clone);
 const repo = values.repo ?? (values.clone ? 'bench/repo' : 'demo/minilib');
-const env = { ...process.env, FORESIGHT_OFFLINE: '1', ...(values.jobs ? { FORESIGHT_JOBS: values.jobs } : {}) };
-const config = loadConfig(env);
+const env = {
+  ...process.env,
+  FORESIGHT_OFFLINE: '1',
+  ...(values.jobs ? { FORESIGHT_JOBS: values.jobs } : {}),
+  ...(values.since ? { FORESIGHT_SINCE: values.since } : {}),
+  ...(values.until ? { FORESIGHT_UNTIL: values.until } : {}),
+};
 const log = createLogger({ level: 'warn' });
 const dataRoot = join(work, 'data');
-const opts = { dataRoot, repo: { name: repo, clone }, config, log };
+const base = { dataRoot, repo: { name: repo, clone }, log };
+for (const only of ['discover', 'szz', 'extract'] as const) await runPipeline({ ...base, config: loadConfig(env), only });
 
-for (const only of ['discover', 'szz', 'extract'] as const) await runPipeline({ ...opts, only });
-const docker = connectDocker();
-const imagesBefore = new Set((await docker.listImages()).map((i) => i.Id));
-const t0 = performance.now();
-await runPipeline({ ...opts, only: 'validate', force: true });
-const wall = performance.now() - t0;
-const built = (await docker.listImages()).filter((i) => !imagesBefore.has(i.Id)).length;
+type Row = { instance_id: string; cost: { execMs: number; wallMs: number; containerStarts: number } | null; excluded: { reason: string } | null } & Record<string, unknown>;
+const SETS = ['FAIL_TO_PASS', 'PASS_TO_PASS', 'p2p_excluded_gold_fail', 'PR2_FAIL_TO_PASS', 'PR2_PASS_TO_PASS', 'ANTICIPATION_FAIL_TO_PASS'];
+const median = (xs: number[]): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length === 0 ? 0 : s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+};
 
-const dir = stageDir(dataRoot, repo, 'validate');
-const manifest = JSON.parse(await readFile(join(dir, 'manifest.json'), 'utf8')) as { stats: Record<string, number> };
-const st = manifest.stats;
-const items = (await readFile(join(dir, 'items.jsonl'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as { cost: unknown; env_image_pr1: string | null; env_image_pr2: string | null });
-const validated = items.filter((i) => i.cost !== null);
-const eras = new Set(validated.flatMap((i) => [i.env_image_pr1, i.env_image_pr2]).filter(Boolean)).size;
-const chainsRun = Math.max(1, validated.length);
-console.log(`repository: ${repo}; chains: ${st.chains}, validated in containers: ${validated.length}, runs per state: ${config.validate.runs}, jobs: ${config.validate.jobs}`);
-console.log(`distinct environment images used: ${eras} (built in this run: see below)`);
-console.log(`validate wall time: ${(wall / 1000).toFixed(1)} s`);
-console.log(`in-container test time (baseline): ${((st.exec_ms ?? 0) / 1000).toFixed(1)} s`);
-console.log(`ratio wall / in-container (goal ≤ 1.25 at jobs=1): ${(wall / Math.max(1, st.exec_ms ?? 1)).toFixed(2)}`);
-console.log(`container starts per validated chain: ${((st.container_starts ?? 0) / chainsRun).toFixed(2)}`);
-console.log(`images built during the run: ${built}`);
-await rm(work, { recursive: true, force: true });
+async function pass(repeat: 'candidates' | 'gated' | 'all') {
+  const config = loadConfig({ ...env, FORESIGHT_REPEAT: repeat });
+  const t0 = performance.now();
+  await runPipeline({ ...base, config, only: 'validate', force: true });
+  const wall = performance.now() - t0;
+  const dir = stageDir(dataRoot, repo, 'validate');
+  const { stats } = JSON.parse(await readFile(join(dir, 'manifest.json'), 'utf8')) as { stats: Record<string, number> };
+  const rows = (await readFile(join(dir, 'items.jsonl'), 'utf8')).trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as Row);
+  const validated = rows.filter((r) => r.cost !== null);
+  const n = Math.max(1, validated.length);
+  return {
+    repeat,
+    runs: config.validate.runs,
+    jobs: config.validate.jobs,
+    chains: rows.length,
+    validated: validated.length,
+    gradeable: stats.gradeable ?? 0,
+    wallS: wall / 1000,
+    medianChainS: median(validated.map((r) => r.cost!.wallMs)) / 1000,
+    medianExecS: median(validated.map((r) => r.cost!.execMs)) / 1000,
+    stateRunsPerChain: (stats.state_runs ?? 0) / n,
+    imagesPerChain: (stats.images_built ?? 0) / n,
+    ratio: wall / Math.max(1, stats.exec_ms ?? 1),
+    rows: new Map(rows.map((r) => [r.instance_id, r])),
+  };
+}
+
+const fresh = await pass('candidates');
+const gated = await pass('gated');
+const old = await pass('all');
+console.log(`repository: ${repo}${values.since || values.until ? ` (fixes ${values.since ?? '…'} to ${values.until ?? '…'})` : ''}; chains: ${old.chains}, validated in containers: ${old.validated}; runs: ${old.runs}; jobs: ${old.jobs}`);
+console.log('| strategy | median s/chain | median in-container s/chain | state runs/chain | images built/chain | validate wall | wall/in-container | gradeable |');
+console.log('|---|---|---|---|---|---|---|---|');
+for (const p of [old, fresh, gated]) {
+  const name = { all: `all (${p.runs} runs everywhere, the old strategy)`, candidates: 'candidates (the new default)', gated: 'gated (candidates; no repeat of an excluded chain)' }[p.repeat];
+  console.log(`| ${name} | ${p.medianChainS.toFixed(1)} | ${p.medianExecS.toFixed(1)} | ${p.stateRunsPerChain.toFixed(1)} | ${p.imagesPerChain.toFixed(2)} | ${p.wallS.toFixed(1)} s | ${p.ratio.toFixed(2)} | ${p.gradeable} |`);
+}
+for (const p of [fresh, gated]) console.log(`median wall per chain, ${p.repeat}: ${(p.medianChainS / Math.max(0.001, old.medianChainS)).toFixed(2)}× the old strategy's`);
+// The sets must agree, except where a flaky test happened to run uniformly in one pass (random by nature);
+// gated's excluded rows rest on fewer runs, so only its exclusions and its test rows are compared.
+for (const p of [fresh, gated]) {
+  const differ: string[] = [];
+  for (const [id, a] of old.rows) {
+    const b = p.rows.get(id);
+    const setsCompared = p.repeat === 'candidates' || a.excluded === null;
+    const same = b !== undefined && (a.excluded === null) === (b.excluded === null) && (!setsCompared || (SETS.every((s) => JSON.stringify(a[s]) === JSON.stringify(b[s])) && a.excluded?.reason === b.excluded?.reason));
+    if (!same) differ.push(id);
+  }
+  const flaky = [...new Set([...old.rows.values(), ...p.rows.values()].flatMap((r) => r.flaky_tests as string[]))];
+  console.log(`${p.repeat} against all: ${p.repeat === 'gated' ? 'exclusions, and the sets of rows not excluded,' : 'sets and exclusion reasons'} identical for ${old.rows.size - differ.length}/${old.rows.size} chains${differ.length ? ` (differ: ${differ.join(', ')}; flaky tests seen: ${flaky.join(', ') || 'none'})` : ''}`);
+}
+if (values.keep) console.log(`artifacts kept in ${work}`);
+else await rm(work, { recursive: true, force: true });

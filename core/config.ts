@@ -58,6 +58,8 @@ export const ConfigSchema = z.object({
       runner: z.string().default('pytest'),
       /** Each state is run this many times; a test whose outcome changes is flaky. */
       runs: z.number().int().min(1).default(3),
+      /** 'candidates': each state once, then only the tests that can be in a set, up to `runs`; 'gated': and none for an excluded chain; 'all': every state `runs` times. */
+      repeat: z.enum(['candidates', 'gated', 'all']).default('candidates'),
       jobs: z.number().int().positive().default(1),
       timeoutSec: z.number().int().positive().default(600),
       memoryMiB: z.number().int().positive().default(2048),
@@ -368,6 +370,7 @@ export function loadConfig(env: Env = processEnv(), flags: Flags = {}): Config {
       image: e('FORESIGHT_IMAGE'),
       runner: e('FORESIGHT_RUNNER'),
       runs: num('--runs', flags.runs, 'FORESIGHT_RUNS', 1),
+      repeat: enumOf('FORESIGHT_REPEAT', ['candidates', 'gated', 'all'] as const),
       jobs: num('--jobs', flags.jobs, 'FORESIGHT_JOBS', 1),
       timeoutSec: num(null, undefined, 'FORESIGHT_TIMEOUT_SEC', 1),
       memoryMiB: num(null, undefined, 'FORESIGHT_MEMORY_MIB', 1),

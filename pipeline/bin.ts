@@ -179,6 +179,7 @@ const ENVIRONMENT: ReadonlyArray<readonly [names: string, meaning: string]> = [
   ['FORESIGHT_OSV_URL, FORESIGHT_ADVISORY_PACKAGE', 'the OSV API and the package to query, e.g. PyPI:django'],
   ['FORESIGHT_SZZ_CONCURRENCY', 'blame jobs at once (default 4)'],
   ['FORESIGHT_JOBS, FORESIGHT_RUNS', 'chains validated (or instances graded) at once, default 1; runs of each state, default 3'],
+  ['FORESIGHT_REPEAT', 'candidates (default): each state once, then only the tests that can be in a set; gated: and no repeat for an excluded chain; all: every state FORESIGHT_RUNS times'],
   ['FORESIGHT_IMAGE, FORESIGHT_RUNNER', 'one image (and its runner) for every chain instead of recipe-built images'],
   ['FORESIGHT_TIMEOUT_SEC', 'per-run timeout (default 600)'],
   ['FORESIGHT_MEMORY_MIB, FORESIGHT_PIDS_LIMIT, FORESIGHT_CPUS', 'container limits (default 2048, 512, 1)'],

@@ -1,6 +1,6 @@
 /**
  * Test environments, the one surface the stages (and later eval and bisection) use:
- *  - image/      base tier (Debian bookworm from debootstrap, tagged by the build script's hash), env tier
+ *  - image/      base tier (Debian bullseye/bookworm/trixie from debootstrap, tagged by the build script's hash), env tier
  *                (`foresight-env:<key>`: the recipe's install in /opt/venv, keyed by the recipe's build
  *                fields and the dependency files' content), build locks, the cache policy
  *  - container/  one locked-down container per environment (no network, limits, non-root), states run as
@@ -8,8 +8,9 @@
  *  - recipes/, runners/  the plug-ins that shape them
  */
 export { assertDockerReachable, connectDocker, dockerEndpoint, isDockerReachable } from './daemon.ts';
-export { BASE_PYTHON, BASE_REPOSITORY, BASE_SCRIPT, baseImageTag, baseRecipeHash, DEFAULT_BASE_ALIAS, ensureBaseImage, ensureImage } from './image/base.ts';
-export type { BaseImage, EnsureBaseOptions, EnsureImageOptions } from './image/base.ts';
+export { BASE_PYTHON, BASE_PYTHONS, BASE_RELEASES, BASE_REPOSITORY, BASE_SCRIPT, baseImageTag, baseRecipeHash, DEFAULT_BASE_ALIAS, DEFAULT_RELEASE, ensureBaseImage, ensureImage, releaseAlias } from './image/base.ts';
+export type { BaseImage, BasePython, BaseRelease, EnsureBaseOptions, EnsureImageOptions } from './image/base.ts';
+export { releaseOf } from './image/release.ts';
 export { aptScript, installScript, VENV, VENV_PYTHON } from './image/build-scripts.ts';
 export { DEFAULT_BUILD_TIMEOUT_SEC } from './image/build.ts';
 export type { BuildLog } from './image/docker-image.ts';
@@ -36,3 +37,7 @@ export { BundleFileSchema, BundlePartSchema, gradeInstance, gradeLimits, Grading
 export type { BundleFile, GradedRun, GradedStatus, GradeLimits, GradeOptions, GradeResult, GradingBundle, Score } from './container/grade.ts';
 export { runProblem } from './runners/evidence.ts';
 export type { RunInfraReason, RunProblem } from './runners/evidence.ts';
+export { backendUnavailable, CHOICE_FILE, EnvChoices, rejectionReason } from './image/choose-env.ts';
+export type { ChoiceFile, ChooseEnvOptions, ChosenEnv, Rejection, TriedCandidate } from './image/choose-env.ts';
+export { detectCandidates, type DetectedCandidates, type RecipeCandidate } from './recipes/detect.ts';
+export { ERA_PYTHONS, pythonEra, rankPythons, type EraPython, type PythonEra } from './recipes/python-era.ts';

@@ -20,8 +20,15 @@ export function runProblem(run: StateRun, exitCodes: ExitCodes): Exclude<StateOu
   return envRunProblem(run, exitCodes);
 }
 
-/** Fold a state's repeated runs into one outcome per test; mixed outcomes are flaky. */
-export function aggregateRuns(req: StateRequest, runs: readonly StateRun[], exitCodes: ExitCodes): StateResult {
+/** Which tests a run was asked to run: null, all of the state's tests; else a test of the selection. */
+export type Covers = ((id: string) => boolean) | null;
+
+/**
+ * Fold a state's repeated runs into one outcome per test; mixed outcomes are flaky. `covers[i]` says
+ * which tests run i was asked for (default: all): a test missing from a run that was not asked for it
+ * is no observation; one missing from a run that was asked for it is (it then cannot be uniform).
+ */
+export function aggregateRuns(req: StateRequest, runs: readonly StateRun[], exitCodes: ExitCodes, covers: readonly Covers[] = []): StateResult {
   const base = { name: req.name, checkout: req.checkout, overlay: req.overlay, testFiles: req.testFiles, runs: runs.length };
   const durationMs = runs.reduce((a, r) => a + r.durationMs, 0);
   const problem = runs.map((r) => runProblem(r, exitCodes)).find((p) => p !== null) ?? null;
@@ -30,7 +37,7 @@ export function aggregateRuns(req: StateRequest, runs: readonly StateRun[], exit
   const ids = new Set(runs.flatMap((r) => Object.keys(r.parsed.tests)));
   const tests: Record<string, Outcome> = {};
   for (const id of ids) {
-    const seen = runs.map((r) => r.parsed.tests[id]);
+    const seen = runs.filter((r, i) => (covers[i] ?? null) === null || covers[i]!(id) || id in r.parsed.tests).map((r) => r.parsed.tests[id]);
     if (seen.every((s) => s === 'pass')) tests[id] = 'pass';
     else if (seen.every((s) => s === 'fail' || s === 'error')) tests[id] = 'fail';
     else if (seen.every((s) => s === 'skip')) tests[id] = 'skip';

@@ -24,7 +24,8 @@ const EMPTY_SETS = {
  * validate: run each chain's tests in Docker (no network, limited, non-root) at the five states, each
  * state repeated, in the environment of its era (the repository's recipe and dependencies at PR1's
  * and PR2's heads: one container per distinct environment, usually one per chain); compute
- * FAIL_TO_PASS, PASS_TO_PASS, ANTICIPATION_FAIL_TO_PASS and the PR2 sets.
+ * FAIL_TO_PASS, PASS_TO_PASS, ANTICIPATION_FAIL_TO_PASS and the PR2 sets. States are repeated as
+ * `validate.repeat` says (run-chain.ts): by default only the tests that can still be in a set.
  */
 export const validateStage: StageDef<ExtractedChain, ValidatedChain> = {
   name: 'validate',
@@ -51,6 +52,7 @@ export const validateStage: StageDef<ExtractedChain, ValidatedChain> = {
     };
     const usedImages = new Set<string>();
     let imagesBuilt = 0;
+    let stateRuns = 0;
     const items = await ctx.forEach(
       chains,
       { id: (c) => c.instance_id, label: 'validating chains', concurrency: cfg.jobs },
@@ -68,6 +70,7 @@ export const validateStage: StageDef<ExtractedChain, ValidatedChain> = {
           const { states, cost } = await runChainStates({
             chain,
             runs: cfg.runs,
+            repeat: cfg.repeat,
             signal: ctx.signal,
             envFor: async (state) => {
               const era = state === 'S4' || state === 'S5' ? pr2 : pr1;
@@ -91,6 +94,7 @@ export const validateStage: StageDef<ExtractedChain, ValidatedChain> = {
               return { kind: 'ready', env, runner: era.runner };
             },
           });
+          stateRuns += cost.stateRuns;
           const recipe = pr1.recipe ?? pr2.recipe;
           const runner = pr1.runner ?? pr2.runner;
           const fileOf: FileOf = (id, files) => runner?.testFileOf?.(id, files) ?? id.split('::')[0] ?? null;
@@ -99,7 +103,7 @@ export const validateStage: StageDef<ExtractedChain, ValidatedChain> = {
             install_cmd: recipe?.install.join(' && ') ?? '',
             env_image_pr1: pr1.kind === 'ready' ? pr1.image : null,
             env_image_pr2: pr2.kind === 'ready' ? pr2.image : null,
-            cost: { ...cost, containerStarts: containers.size, wallMs: Date.now() - started },
+            cost: { execMs: cost.execMs, containerStarts: containers.size, wallMs: Date.now() - started },
           });
         } finally {
           for (const env of containers.values()) await env.close().catch(() => undefined);
@@ -111,6 +115,7 @@ export const validateStage: StageDef<ExtractedChain, ValidatedChain> = {
       chains: items.length,
       gradeable: items.filter((i) => i.gradeable).length,
       images_built: imagesBuilt,
+      state_runs: stateRuns,
       container_starts: items.reduce((a, i) => a + (i.cost?.containerStarts ?? 0), 0),
       exec_ms: items.reduce((a, i) => a + (i.cost?.execMs ?? 0), 0),
       chain_wall_ms: items.reduce((a, i) => a + (i.cost?.wallMs ?? 0), 0),

@@ -1,6 +1,8 @@
 import type { ExtractedChain } from '../../core/model/extracted.ts';
-import { aggregateRuns, type StateRequest } from './aggregate-runs.ts';
-import type { ChainEnv, Runner } from '../../core/env/index.ts';
+import { aggregateRuns, runProblem, type Covers, type StateRequest } from './aggregate-runs.ts';
+import { computeSets, type FileOf } from './compute-sets.ts';
+import { planRepeats, type RepeatSelection } from './plan-repeats.ts';
+import type { ChainEnv, Runner, StateRun } from '../../core/env/index.ts';
 import type { StateName, StateResult } from '../../core/model/validated.ts';
 
 /** The five states of a chain (definitions.md). */
@@ -23,17 +25,43 @@ export interface ChainCost {
 }
 
 /**
- * Run every state of a chain `runs` times, in the environment `envFor` gives for that state (one
- * container per distinct environment, normally one per chain), and fold the runs per state.
+ * How states are repeated: `all`, every state `runs` times on its whole test files; `candidates`, every
+ * state once, then only the tests that can still be in a set (plan-repeats.ts), up to `runs` in all;
+ * `gated`, as `candidates`, but a chain already excluded is not run again: more runs only shrink the
+ * sets and add problems, so no exclusion is ever lifted by them (its verified row's sets then rest on
+ * fewer runs: `states[].runs` says how many).
+ */
+export type RepeatStrategy = 'all' | 'candidates' | 'gated';
+
+type EraFor = (state: StateName) => Promise<{ kind: 'ready'; env: ChainEnv; runner: Runner } | { kind: 'broken'; problem: string }>;
+
+/** Longest selection sent to one run (characters of node ids); a longer one runs the whole files. */
+const SELECT_MAX_CHARS = 64_000;
+
+/**
+ * Run every state of a chain in the environment `envFor` gives for that state (one container per
+ * distinct environment, normally one per chain), repeated as `repeat` says, and fold the runs per state.
  */
 export async function runChainStates(opts: {
   chain: ExtractedChain;
   runs: number;
-  envFor: (state: StateName) => Promise<{ kind: 'ready'; env: ChainEnv; runner: Runner } | { kind: 'broken'; problem: string }>;
+  repeat?: RepeatStrategy;
+  envFor: EraFor;
   signal: AbortSignal;
-}): Promise<{ states: Record<StateName, StateResult>; cost: Omit<ChainCost, 'containerStarts' | 'wallMs'> }> {
+}): Promise<{ states: Record<StateName, StateResult>; cost: Omit<ChainCost, 'containerStarts' | 'wallMs'> & { stateRuns: number } }> {
+  const repeat = opts.repeat ?? 'candidates';
+  const cost = { execMs: 0, stateRuns: 0 };
+  const run = async (env: ChainEnv, req: StateRequest, select?: StateRequestSelect): Promise<StateRun> => {
+    opts.signal.throwIfAborted();
+    const r = await env.runState({ checkout: req.checkout, overlay: req.overlay, testFiles: req.testFiles, overlayFiles: req.overlayFiles, ...(select ? { select } : {}) });
+    // An abort removes the container under the run: what it returned is no outcome at all.
+    opts.signal.throwIfAborted();
+    cost.execMs += r.durationMs;
+    cost.stateRuns++;
+    return r;
+  };
   const states = {} as Record<StateName, StateResult>;
-  let execMs = 0;
+  const ready = new Map<StateName, { req: StateRequest; env: ChainEnv; runner: Runner; runs: StateRun[]; covers: Covers[] }>();
   for (const req of stateRequests(opts.chain)) {
     const era = await opts.envFor(req.name);
     if (era.kind === 'broken') {
@@ -42,17 +70,68 @@ export async function runChainStates(opts: {
       states[name] = { name, checkout, overlay, testFiles, outcome: { kind: 'infra', reason: 'env_build', detail: era.problem }, runs: 0, tests: {}, collectionErrors: [], durationMs: 0 };
       continue;
     }
-    const runs = [];
-    for (let i = 0; i < opts.runs; i++) {
-      opts.signal.throwIfAborted();
-      const run = await era.env.runState({ checkout: req.checkout, overlay: req.overlay, testFiles: req.testFiles, overlayFiles: req.overlayFiles });
-      // An abort removes the container under the run: what it returned is no outcome at all.
-      opts.signal.throwIfAborted();
-      execMs += run.durationMs;
-      runs.push(run);
-      if (run.kind !== 'report') break; // a broken state is not retried into a pass
+    const runs: StateRun[] = [];
+    const times = repeat === 'all' ? opts.runs : 1;
+    for (let i = 0; i < times; i++) {
+      const r = await run(era.env, req);
+      runs.push(r);
+      if (r.kind !== 'report') break; // a broken state is not retried into a pass
     }
-    states[req.name] = aggregateRuns(req, runs, era.runner.exitCodes);
+    ready.set(req.name, { req, env: era.env, runner: era.runner, runs, covers: runs.map(() => null) });
   }
-  return { states, cost: { execMs } };
+  const fold = (): void => {
+    for (const [name, s] of ready) states[name] = aggregateRuns(s.req, s.runs, s.runner.exitCodes, s.covers);
+  };
+  fold();
+  if (repeat !== 'all') {
+    const runner = [...ready.values()][0]?.runner;
+    const fileOf: FileOf = (id, files) => runner?.testFileOf?.(id, files) ?? id.split('::')[0] ?? null;
+    for (let round = 1; round < opts.runs; round++) {
+      if (repeat === 'gated' && computeSets(states, fileOf).exclusion !== null) break;
+      // After each round: a test that changed is flaky now and no longer a candidate.
+      const plan = planRepeats(states, opts.chain.instance_id, fileOf);
+      if (!plan.size) break;
+      for (const [name, sel] of plan) {
+        const s = ready.get(name);
+        if (!s) continue;
+        const select = selection(s.runner, s.req.testFiles, sel);
+        let r = await run(s.env, s.req, select ?? undefined);
+        let covers: Covers = select ? coverOf(sel, s.req.testFiles, fileOf) : null;
+        // A selection the runner could not run (e.g. a node id it does not accept) is no evidence
+        // about the tests: the whole files are run instead, never counted as an outcome.
+        if (select && runProblem(r, s.runner.exitCodes) !== null) {
+          r = await run(s.env, s.req);
+          covers = null;
+        }
+        s.runs.push(r);
+        s.covers.push(covers);
+      }
+      fold();
+    }
+  }
+  return { states, cost };
+}
+
+type StateRequestSelect = Array<{ file: string; arg: string | null }>;
+
+/** The runner's selection for a repeat, or null when it must run the whole files (no selection support, too long). */
+export function selection(runner: Runner, testFiles: readonly string[], sel: RepeatSelection): StateRequestSelect | null {
+  if (!runner.selectArg) return null;
+  const fileOf = (id: string): string | null => runner.testFileOf?.(id, testFiles) ?? id.split('::')[0] ?? null;
+  const out: StateRequestSelect = sel.files.map((file) => ({ file, arg: null }));
+  for (const id of sel.ids) {
+    const arg = runner.selectArg(id, testFiles);
+    const file = fileOf(id);
+    if (arg === null || file === null) return null;
+    out.push({ file, arg });
+  }
+  const chars = out.reduce((a, s) => a + s.file.length + (s.arg?.length ?? 0) + 2, 0);
+  return chars > SELECT_MAX_CHARS ? null : out;
+}
+
+/** The tests a selected run was asked for: the selected ids and every test of a selected file. */
+function coverOf(sel: RepeatSelection, testFiles: readonly string[], fileOf: FileOf): Covers {
+  const ids = new Set(sel.ids);
+  const files = new Set(sel.files);
+  return (id) => ids.has(id) || (files.size > 0 && files.has(fileOf(id, testFiles) ?? ''));
 }

@@ -48,6 +48,12 @@ export interface StateRequest {
   testFiles: string[];
   /** Other test files (support modules, fixtures, conftest.py) laid over the checkout too, but not run. */
   overlayFiles?: string[];
+  /**
+   * Run only these instead of the whole `testFiles`: each a test file and the runner's argument that
+   * selects one of its tests (Runner.selectArg), or null for the whole file. Entries whose file is
+   * absent after checkout+overlay are skipped.
+   */
+  select?: Array<{ file: string; arg: string | null }>;
 }
 
 export type { StateRun } from './run-report.ts';
@@ -69,7 +75,15 @@ function checkRequest(req: StateRequest): void {
       throw new ForesightError(`invalid ${what} revision "${rev}"`, { remedy: 'pass a commit sha' });
     }
   }
-  for (const f of [...req.testFiles, ...(req.overlayFiles ?? [])]) {
+  for (const { arg } of req.select ?? []) {
+    if (arg !== null && (arg === '' || /[\0\n\r\t]/.test(arg) || arg.startsWith('-'))) {
+      throw new ForesightError(`invalid test selection ${JSON.stringify(arg)}`, { remedy: 'select tests by the ids the runner reported' });
+    }
+  }
+  if (selectText(req).length > SELECT_MAX_CHARS) {
+    throw new ForesightError(`a selection of ${req.select?.length ?? 0} tests is too long for one run`, { remedy: 'run the whole test files instead' });
+  }
+  for (const f of [...req.testFiles, ...(req.overlayFiles ?? []), ...(req.select ?? []).map((s) => s.file)]) {
     const bad =
       f === '' || path.posix.isAbsolute(f) || f.split('/').includes('..') || /[\0\n\r]/.test(f) || f.startsWith('-');
     if (bad) {
@@ -78,6 +92,14 @@ function checkRequest(req: StateRequest): void {
       });
     }
   }
+}
+
+/** One environment string holds the selection: the kernel caps one at 128 KiB. */
+const SELECT_MAX_CHARS = 100_000;
+
+/** The selection as run_state.sh reads it from FORESIGHT_SELECT: `<file>\t<arg>` lines (empty arg: the file). */
+function selectText(req: StateRequest): string {
+  return (req.select ?? []).map((s) => `${s.file}\t${s.arg ?? ''}`).join('\n');
 }
 
 export async function resolveRunnerDir(runner: Runner): Promise<string> {
@@ -194,7 +216,7 @@ class DockerChainEnv implements ChainEnv {
         checkout: req.checkout,
         overlay: req.overlay ?? '-',
         testFiles: req.testFiles,
-        env: [`FORESIGHT_OVERLAY_FILES=${overlayFiles.join('\n')}`],
+        env: [`FORESIGHT_OVERLAY_FILES=${overlayFiles.join('\n')}`, ...(req.select ? [`FORESIGHT_SELECT=${selectText(req)}`] : [])],
         timeoutSec: this.timeoutSec,
       },
       {

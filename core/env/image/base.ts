@@ -12,8 +12,16 @@ import { inspectImage, logLine, tagImage } from './docker-image.ts';
 
 export const BASE_REPOSITORY = 'foresight-base';
 export const BASE_SCRIPT = fileURLToPath(new URL('./build-base-image.sh', import.meta.url));
-/** The Python of the base image (Debian bookworm). */
+/** The Python of the default base image (Debian bookworm). */
 export const BASE_PYTHON = '3.11';
+
+/** One base image per era's Python, each Debian's own python3 (the mirror serves these releases). */
+export const BASE_RELEASES = { '3.9': 'bullseye', '3.11': 'bookworm', '3.13': 'trixie' } as const;
+export type BasePython = keyof typeof BASE_RELEASES;
+export type BaseRelease = (typeof BASE_RELEASES)[BasePython];
+export const BASE_PYTHONS = Object.keys(BASE_RELEASES) as BasePython[];
+/** The release of the default base (the one setup.sh builds). */
+export const DEFAULT_RELEASE: BaseRelease = 'bookworm';
 
 export interface BaseImage {
   /** `foresight-base:<recipe>`. */
@@ -25,13 +33,18 @@ export interface BaseImage {
   built: boolean;
 }
 
-/** First 16 hex digits of the sha256 of core/env/build-base-image.sh (the script computes the same). */
-export async function baseRecipeHash(script = BASE_SCRIPT): Promise<string> {
-  return createHash('sha256').update(await readFile(script)).digest('hex').slice(0, 16);
+/** First 16 hex digits of the sha256 of build-base-image.sh then `release=<release>\n` (the script computes the same). */
+export async function baseRecipeHash(script = BASE_SCRIPT, release: BaseRelease = DEFAULT_RELEASE): Promise<string> {
+  return createHash('sha256').update(await readFile(script)).update(`release=${release}\n`).digest('hex').slice(0, 16);
 }
 
-export async function baseImageTag(script = BASE_SCRIPT): Promise<string> {
-  return `${BASE_REPOSITORY}:${await baseRecipeHash(script)}`;
+export async function baseImageTag(script = BASE_SCRIPT, release: BaseRelease = DEFAULT_RELEASE): Promise<string> {
+  return `${BASE_REPOSITORY}:${await baseRecipeHash(script, release)}`;
+}
+
+/** The alias of a release's base: the configured alias for the default release, else foresight-base:<release>. */
+export function releaseAlias(release: BaseRelease, defaultAlias: string = DEFAULT_BASE_ALIAS): string {
+  return release === DEFAULT_RELEASE ? defaultAlias : `${BASE_REPOSITORY}:${release}`;
 }
 
 export interface EnsureBaseOptions {
@@ -41,16 +54,19 @@ export interface EnsureBaseOptions {
   alias?: string;
   /** Where build lock files live (config images.lockDir). */
   lockDir?: string | null;
+  /** The Debian release (default bookworm); other releases are aliased foresight-base:<release>. */
+  release?: BaseRelease;
 }
 
 /** The alias of the base image unless the configuration names another (FORESIGHT_BASE_IMAGE). */
 export const DEFAULT_BASE_ALIAS = 'foresight-base:bookworm';
 
-/** The base image for the current build script: reused when present, else built (about 90 s). */
+/** The base image of a release for the current build script: reused when present, else built (about 90 s). */
 export async function ensureBaseImage(opts: EnsureBaseOptions = {}): Promise<BaseImage> {
   const docker = opts.docker ?? connectDocker();
-  const alias = opts.alias ?? DEFAULT_BASE_ALIAS;
-  const image = await baseImageTag();
+  const release = opts.release ?? DEFAULT_RELEASE;
+  const alias = release === DEFAULT_RELEASE ? (opts.alias ?? DEFAULT_BASE_ALIAS) : releaseAlias(release);
+  const image = await baseImageTag(BASE_SCRIPT, release);
   const reuse = async (): Promise<BaseImage | null> => {
     const present = await inspectImage(docker, image);
     if (!present) return null;
@@ -61,10 +77,11 @@ export async function ensureBaseImage(opts: EnsureBaseOptions = {}): Promise<Bas
   const ready = await reuse();
   if (ready) return ready;
   // One build per tag across the processes (and concurrent callers) of this host: the others wait and reuse it.
-  return withLock(opts.lockDir, `base-${image.split(':')[1]}`, 30 * 60_000, async () => (await reuse()) ?? buildBase(docker, image, alias, opts.log));
+  return withLock(opts.lockDir, `base-${image.split(':')[1]}`, 30 * 60_000, async () => (await reuse()) ?? buildBase(docker, image, alias, release, opts.log));
 }
 
-async function buildBase(docker: Docker, image: string, alias: string, log: BuildLog | undefined): Promise<BaseImage> {
+async function buildBase(docker: Docker, image: string, alias: string, release: BaseRelease, log: BuildLog | undefined): Promise<BaseImage> {
+  if (release !== DEFAULT_RELEASE) logLine(log, `building the Debian ${release} base image ${image} for Python ${pythonOf(release)} (first use; a few minutes, reused after)`);
   let pending = '';
   const write = (chunk: string): void => {
     const lines = (pending + chunk).split('\n');
@@ -72,7 +89,7 @@ async function buildBase(docker: Docker, image: string, alias: string, log: Buil
     for (const l of lines) if (l.trim()) logLine(log, l);
   };
   const code = await new Promise<number | null>((resolve, reject) => {
-    const child = spawn('bash', [BASE_SCRIPT, alias], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('bash', [BASE_SCRIPT, '--release', release, alias], { stdio: ['ignore', 'pipe', 'pipe'] });
     child.stdout.setEncoding('utf8').on('data', write);
     child.stderr.setEncoding('utf8').on('data', write);
     child.on('error', reject);
@@ -83,7 +100,7 @@ async function buildBase(docker: Docker, image: string, alias: string, log: Buil
   if (pending.trim()) logLine(log, pending);
   if (code !== 0) {
     throw new ForesightError(`building the base image ${image} failed (exit ${code})`, {
-      remedy: `run \`core/env/build-base-image.sh\` and fix what it reports`,
+      remedy: `run \`core/env/image/build-base-image.sh --release ${release}\` and fix what it reports`,
       external: true,
     });
   }
@@ -95,6 +112,10 @@ async function buildBase(docker: Docker, image: string, alias: string, log: Buil
     });
   }
   return { image, id: info.Id, alias, built: true };
+}
+
+function pythonOf(release: BaseRelease): BasePython {
+  return BASE_PYTHONS.find((p) => BASE_RELEASES[p] === release)!;
 }
 
 async function imagePresent(docker: Docker, name: string): Promise<boolean> {

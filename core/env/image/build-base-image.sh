@@ -1,23 +1,34 @@
 #!/usr/bin/env bash
-# Build the offline base image from Debian packages with debootstrap (no image registry needed):
-# bookworm minbase + python3 (with venv, pip and pytest) + git + ca-certificates. python3-wheel-whl puts
-# wheel 0.38 beside setuptools 66 in /usr/share/python-wheels: the build tools of 2023, for projects
-# that pin an old setuptools (`pip install --no-build-isolation` with them in the venv).
+# Build an offline base image from Debian packages with debootstrap (no image registry needed):
+# RELEASE minbase + python3 (with venv, pip and pytest) + git + ca-certificates. One image per era's
+# Python: bullseye 3.9, bookworm 3.11 (the default), trixie 3.13. python3-wheel-whl puts Debian's wheel
+# beside its setuptools in /usr/share/python-wheels: the build tools of that release, for projects that
+# pin an old setuptools (`pip install --no-build-isolation` with them in the venv).
 #
-# The image is tagged foresight-base:<recipe> where <recipe> is the first 16 hex digits of this
-# file's sha256 (so editing the package list or the build steps builds a new image), and ALIAS
-# (default $FORESIGHT_BASE_IMAGE or foresight-base:bookworm) is pointed at it. Reused when the
-# recipe tag is present. stages/validate/env/images.ts computes the same tag from this file.
+# The image is tagged foresight-base:<recipe> where <recipe> is the first 16 hex digits of the sha256 of
+# this file followed by the line `release=RELEASE` (so editing the package list or the build steps
+# builds new images), and ALIAS (default foresight-base:RELEASE, for bookworm $FORESIGHT_BASE_IMAGE when
+# set) is pointed at it. Reused when the recipe tag is present. core/env/image/base.ts computes the same tag.
 #
-# Usage: scripts/build-base-image.sh [ALIAS]
-#        scripts/build-base-image.sh --print-tag     # print foresight-base:<recipe> and exit
+# Usage: build-base-image.sh [--release bullseye|bookworm|trixie] [ALIAS]
+#        build-base-image.sh [--release R] --print-tag     # print foresight-base:<recipe> and exit
 set -euo pipefail
 self="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/$(basename "${BASH_SOURCE[0]}")"
+release=bookworm
+if [ "${1:-}" = "--release" ]; then release="${2:?--release needs a value}"; shift 2; fi
+case "$release" in
+  bullseye|bookworm|trixie) ;;
+  *) echo "unknown release $release: use bullseye, bookworm or trixie" >&2; exit 2 ;;
+esac
 packages=python3,python3-venv,python3-pip,python3-pytest,python3-wheel-whl,git,ca-certificates
-recipe=$(sha256sum "$self" | cut -c1-16)
+# bullseye has no python3-wheel-whl: its python-pip-whl (pulled by python3-pip) carries wheel already.
+if [ "$release" = bullseye ]; then packages=${packages/python3-wheel-whl,/}; fi
+recipe=$({ cat "$self"; echo "release=$release"; } | sha256sum | cut -c1-16)
 tag="foresight-base:$recipe"
 if [ "${1:-}" = "--print-tag" ]; then echo "$tag"; exit 0; fi
-alias="${1:-${FORESIGHT_BASE_IMAGE:-foresight-base:bookworm}}"
+default_alias="foresight-base:$release"
+if [ "$release" = bookworm ]; then default_alias="${FORESIGHT_BASE_IMAGE:-foresight-base:bookworm}"; fi
+alias="${1:-$default_alias}"
 
 present() { docker image inspect "$1" >/dev/null 2>&1; }
 point_alias() {
@@ -48,11 +59,11 @@ mirror=$(awk '/^URIs:/ {print $2; exit}' "$src" 2>/dev/null || true)
 [ -n "$mirror" ] || { echo "no Debian mirror found in $src or /etc/apt/sources.list: set one there" >&2; exit 1; }
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-echo "building base image $tag ($packages) from $mirror (about 90 s)"
-debootstrap --variant=minbase --include="$packages" bookworm "$dir" "$mirror" >"$dir.log" 2>&1 \
+echo "building base image $tag (Debian $release: $packages) from $mirror (about 90 s)"
+debootstrap --variant=minbase --include="$packages" "$release" "$dir" "$mirror" >"$dir.log" 2>&1 \
   || { tail -n 20 "$dir.log" >&2; echo "debootstrap failed, see $dir.log" >&2; exit 1; }
 rm -rf "$dir/var/cache/apt/archives/"*.deb "$dir/var/lib/apt/lists/"*
-tar -C "$dir" -c . | docker import -c 'ENV LANG=C.UTF-8' -c "LABEL foresight.base.recipe=$recipe" - "$tag" >/dev/null
+tar -C "$dir" -c . | docker import -c 'ENV LANG=C.UTF-8' -c "LABEL foresight.base.recipe=$recipe foresight.base.release=$release" - "$tag" >/dev/null
 point_alias
 rm -f "$dir.log"
 echo "built base image $tag${alias:+ (alias $alias)}"

@@ -25,16 +25,23 @@ export function aptScript(recipe: Pick<Recipe, 'systemPackages'>): string | null
   ].join('\n');
 }
 
+/**
+ * Pythons whose venv sees Debian's own packages: the offline wheels lack the backports pytest needs
+ * below 3.11 (tomli, exceptiongroup), so 3.9's venv falls back on bullseye's python3-pytest and its deps.
+ */
+const SYSTEM_SITE_PYTHONS: ReadonlySet<string> = new Set(['3.9']);
+
 /** The install step (no network): venv, clone of $FORESIGHT_COMMIT, the recipe's commands, cleanup. */
-export function installScript(recipe: Pick<Recipe, 'install' | 'runner'>): string {
+export function installScript(recipe: Pick<Recipe, 'install' | 'runner'> & { python?: string }): string {
+  const venvArgs = recipe.python !== undefined && SYSTEM_SITE_PYTHONS.has(recipe.python) ? `--system-site-packages ${VENV}` : VENV;
   const lines = [
     'set -u',
     'step() { printf "\\n[foresight] \\$ %s\\n" "$1"; }',
     'fail() { code=$1; shift; printf "\\n[foresight] FAILED (exit %s): %s\\n" "$code" "$*"; exit 1; }',
     'export GIT_CONFIG_GLOBAL=/tmp/.foresight-build.gitconfig GIT_TERMINAL_PROMPT=0 HOME=/root',
     "git config --global safe.directory '*' || fail $? 'git config'",
-    `step 'python3 -m venv ${VENV}'`,
-    `python3 -m venv ${VENV} || fail $? 'python3 -m venv ${VENV}'`,
+    `step 'python3 -m venv ${venvArgs}'`,
+    `python3 -m venv ${venvArgs} || fail $? 'python3 -m venv ${venvArgs}'`,
     `export VIRTUAL_ENV=${VENV} PATH=${VENV}/bin:$PATH`,
     'step "git clone /src /tmp/testbed && git checkout $FORESIGHT_COMMIT"',
     'rm -rf /tmp/testbed',

@@ -16,6 +16,7 @@ import { BASE_LABEL, COMMIT_LABEL, CREATED_LABEL, KEY_LABEL, REPO_LABEL } from '
 import { runExec } from '../container/exec.ts';
 import { dockerError, logLine, splitRef } from './docker-image.ts';
 import type { PipSources } from './pip-sources.ts';
+import { releaseOf } from './release.ts';
 
 const IMAGE_PATH = `${VENV}/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin`;
 
@@ -105,7 +106,7 @@ export async function buildEnv(
     `# recipe ${JSON.stringify(buildFields(req.recipe))}`,
     `# dependency files ${common.dependencyFiles.map((f) => `${f.path}@${f.blob.slice(0, 12)}`).join(' ') || '(none)'}`,
     ...pip.notes.map((n) => `# ${n}`),
-    ...(req.recipe.python === BASE_PYTHON ? [] : [`# note: the recipe names Python ${req.recipe.python}; the image has ${BASE_PYTHON} (Debian bookworm)`]),
+    `# python ${req.recipe.python === 'auto' ? BASE_PYTHON : req.recipe.python} (Debian ${releaseOf(req.recipe.python)})`,
     `# started ${new Date().toISOString()}`,
     '',
   ];

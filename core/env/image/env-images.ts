@@ -8,7 +8,10 @@ import { stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type Docker from 'dockerode';
-import { DEFAULT_BASE_ALIAS, ensureBaseImage, type BaseImage } from './base.ts';
+import { DEFAULT_BASE_ALIAS, DEFAULT_RELEASE, ensureBaseImage, type BaseImage, type BaseRelease } from './base.ts';
+import { releaseOf } from './release.ts';
+
+export { releaseOf } from './release.ts';
 import { withLock } from './lock.ts';
 import { connectDocker } from '../connect.ts';
 import { assertDockerReachable } from '../daemon.ts';
@@ -40,20 +43,24 @@ export class EnvImages {
   readonly docker: Docker;
   private readonly builds = new Map<string, Promise<EnvImageResult>>();
   private readonly failures = new Map<string, EnvImageResult>();
-  private base: Promise<BaseImage> | null = null;
+  private readonly bases = new Map<BaseRelease, Promise<BaseImage>>();
   private pip: Promise<PipSources> | null = null;
 
   constructor(private readonly opts: EnvImagesOptions = {}) {
     this.docker = opts.docker ?? connectDocker();
   }
 
-  /** The base image, reused or built once for this run. */
-  ensureBase(log?: BuildLog): Promise<BaseImage> {
-    this.base ??= ensureBaseImage({ docker: this.docker, alias: this.opts.baseAlias ?? DEFAULT_BASE_ALIAS, lockDir: this.opts.lockDir, log: log ?? this.opts.log }).catch((err: unknown) => {
-      this.base = null;
-      throw err;
-    });
-    return this.base;
+  /** A release's base image (default bookworm), reused or built once for this run. */
+  ensureBase(log?: BuildLog, release: BaseRelease = DEFAULT_RELEASE): Promise<BaseImage> {
+    let base = this.bases.get(release);
+    if (!base) {
+      base = ensureBaseImage({ docker: this.docker, alias: this.opts.baseAlias ?? DEFAULT_BASE_ALIAS, lockDir: this.opts.lockDir, log: log ?? this.opts.log, release }).catch((err: unknown) => {
+        this.bases.delete(release);
+        throw err;
+      });
+      this.bases.set(release, base);
+    }
+    return base;
   }
 
   private pipSources(): Promise<PipSources> {
@@ -73,7 +80,7 @@ export class EnvImages {
     const t0 = Date.now();
     const docker = req.docker ?? this.docker;
     await assertDockerReachable(docker);
-    const base = await this.ensureBase(req.log);
+    const base = await this.ensureBase(req.log, releaseOf(req.recipe.python));
     const { key, files } = await envImageKey({ clone: req.clone, commit: req.commit, recipe: req.recipe, baseId: base.id });
     const image = envImageTag(key);
     const common = { image, key, baseImage: base.image, dependencyFiles: files };

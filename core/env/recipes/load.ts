@@ -8,7 +8,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { z } from 'zod';
 import { ForesightError } from '../../errors.ts';
-import { detectRecipe } from './detect.ts';
+import { detectCandidates, listTree, type RecipeCandidate } from './detect.ts';
+import { pythonEra } from './python-era.ts';
 import { RecipeSchema, runnerNames, type Recipe } from './schema.ts';
 
 /** Where the shipped recipe files live. */
@@ -22,6 +23,8 @@ export interface LoadedRecipe {
   file: string | null;
   /** How the recipe was found, one line each (for the log). */
   reasons: string[];
+  /** The installs to try in order (`recipe` is the first); a recipe file has only itself. */
+  candidates: [RecipeCandidate, ...RecipeCandidate[]];
 }
 
 export interface LoadRecipeOptions {
@@ -85,8 +88,41 @@ export async function loadRecipe(repo: string, clone: string, commit: string, op
     }
   }
   if (text !== null) {
-    return { recipe: parseRecipe(text, file), source: 'file', file, reasons: [`recipe file ${file}`] };
+    const parsed = parseRecipe(text, file);
+    const { candidates, reasons } = await withPythons([{ label: path.basename(file), recipe: parsed, isolated: true }], clone, commit);
+    return { recipe: candidates[0].recipe, source: 'file', file, reasons: [`recipe file ${file}`, ...reasons], candidates };
   }
-  const detected = await detectRecipe(clone, commit);
-  return { recipe: detected.recipe, source: 'detected', file: null, reasons: [`no ${path.basename(file)}: detected`, ...detected.reasons] };
+  const detected = await detectCandidates(clone, commit);
+  const { candidates, reasons } = await withPythons(detected.candidates, clone, commit);
+  return {
+    recipe: candidates[0].recipe,
+    source: 'detected',
+    file: null,
+    reasons: [`no ${path.basename(file)}: detected`, ...detected.reasons, ...reasons],
+    candidates,
+  };
+}
+
+/**
+ * Each candidate on each Python to try, Python first (`python: "auto"` is resolved from the project's
+ * metadata at the commit, python-era.ts); labels say which, e.g. `py3.11 .[test]`.
+ */
+async function withPythons(
+  cands: readonly [RecipeCandidate, ...RecipeCandidate[]],
+  clone: string,
+  commit: string,
+): Promise<{ candidates: [RecipeCandidate, ...RecipeCandidate[]]; reasons: string[] }> {
+  const auto = cands.some((c) => c.recipe.python === 'auto');
+  const era = auto ? await pythonEra(clone, commit, await listTree(clone, commit)) : null;
+  const out: RecipeCandidate[] = [];
+  for (const p of era?.order ?? [null]) {
+    for (const c of cands) {
+      if (p !== null && c.recipe.python !== 'auto') continue;
+      const python = p ?? c.recipe.python;
+      out.push({ ...c, label: `py${python} ${c.label}`, recipe: { ...c.recipe, python } });
+    }
+  }
+  // Candidates with a fixed Python keep their place after the auto ones (a mix only happens in tests).
+  for (const c of cands) if (era && c.recipe.python !== 'auto') out.push({ ...c, label: `py${c.recipe.python} ${c.label}` });
+  return { candidates: out as [RecipeCandidate, ...RecipeCandidate[]], reasons: era ? era.reasons.map((r) => `python: ${r}`) : [] };
 }

@@ -49,8 +49,11 @@ export const RecipeSchema = z
     comment: z.string().optional(),
     /** Test runner plug-in: pytest node ids, or Django's tests/runtests.py. */
     runner: z.enum(runnerNames()),
-    /** Informational: the Python the suite is meant for (the image has Debian bookworm's 3.11). */
-    python: z.string().regex(/^3\.\d+$/, 'must look like "3.11"').default('3.11'),
+    /**
+     * The Python of the env image: "3.9" (Debian bullseye), "3.11" (bookworm), "3.13" (trixie), or "auto":
+     * chosen per commit from the project's metadata (python-era.ts), the next one tried when a build fails.
+     */
+    python: z.enum(['3.9', '3.11', '3.13', 'auto'], { error: 'must be "3.9", "3.11", "3.13" or "auto"' }).default('auto'),
     /** Debian packages installed into the env image before the venv (e.g. libxml2-dev). */
     systemPackages: z.array(AptName).default([]),
     /**

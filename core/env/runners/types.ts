@@ -48,4 +48,9 @@ export interface Runner {
    * Optional: without it an id is pytest's `<file>::...`.
    */
   testFileOf?(id: string, testFiles: readonly string[]): string | null;
+  /**
+   * The argument that runs this one test alone (pytest's node id, Django's dotted label), or null.
+   * Optional: a runner without it repeats a state on its whole test files.
+   */
+  selectArg?(id: string, testFiles: readonly string[]): string | null;
 }

@@ -279,6 +279,18 @@ describe.skipIf(skip)('django runner (Docker, Django-style repository)', () => {
     expect(djangoRunner.testFileOf?.('test_add (calc.tests.AddTests)', [CALC, NEW])).toBe(CALC);
   });
 
+  it('a repeat runs only the selected tests: a method label, and the whole file of a module that cannot be imported', async () => {
+    const select = [
+      { file: CALC, arg: djangoRunner.selectArg!('test_add (calc.tests.AddTests)', [CALC, NEW]) },
+      { file: NEW, arg: null },
+    ];
+    expect(select[0]!.arg).toBe('calc.tests.AddTests.test_add');
+    const run = await env.runState({ checkout: revs.A, overlay: revs.B, testFiles: [CALC, NEW], select });
+    expect(run.kind, run.outputTail).toBe('report');
+    expect(run.parsed).toEqual({ tests: { 'test_add (calc.tests.AddTests)': 'fail' }, collectionErrors: [NEW] });
+    expect(run.outputTail).toContain('[foresight-django] label calc.tests.AddTests.test_add tests/calc/tests.py');
+  });
+
   it('at B everything passes', async () => {
     const run = await env.runState({ checkout: revs.B, overlay: null, testFiles: [CALC, NEW] });
     expect(run.kind, run.outputTail).toBe('report');

@@ -50,7 +50,7 @@ describe('recipe schema and files', () => {
     const r = RecipeSchema.parse({ runner: 'pytest' });
     expect(r).toEqual({
       runner: 'pytest',
-      python: '3.11',
+      python: 'auto',
       systemPackages: [],
       install: [],
       dependencyFiles: [...DEFAULT_DEPENDENCY_FILES],
@@ -89,7 +89,7 @@ describe('recipe schema and files', () => {
 
   it('loadRecipe reads the repository file, and throws on a broken one', async () => {
     const dir = await tempDir();
-    await writeFile(path.join(dir, 'acme__widget.json'), JSON.stringify({ runner: 'django', install: ['pip install -e .'] }));
+    await writeFile(path.join(dir, 'acme__widget.json'), JSON.stringify({ runner: 'django', python: '3.11', install: ['pip install -e .'] }));
     const ok = await loadRecipe('acme/widget', '/nonexistent', 'HEAD', { dir });
     expect(ok.source).toBe('file');
     expect(ok.file).toBe(path.join(dir, 'acme__widget.json'));
@@ -105,8 +105,13 @@ describe('recipe schema and files', () => {
   it('every shipped recipe file is valid', async () => {
     const files = (await readdir(RECIPES_DIR)).filter((f) => f.endsWith('.json'));
     expect(files).toEqual(expect.arrayContaining(['django__django.json', 'demo__minilib.json']));
-    const django = await loadRecipe('django/django', '/nonexistent', 'HEAD');
+    // Django's python is "auto": read from the commit (a Django 4.2-like setup.cfg: 3.11 first, 3.9 after).
+    const { repo, sha } = await repoWith({
+      'setup.cfg': '[metadata]\nclassifiers =\n    Programming Language :: Python :: 3.8\n    Programming Language :: Python :: 3.11\n[options]\npython_requires = >=3.8\n',
+    });
+    const django = await loadRecipe('django/django', repo.dir, sha);
     expect(django.recipe.runner).toBe('django');
+    expect(django.candidates.map((c) => c.recipe.python)).toEqual(['3.11', '3.9', '3.13']);
     expect(django.recipe.install[0]).toMatch(/^pip install -e \. \|\| .*--no-build-isolation -e \./);
     expect(django.recipe.install.join(' ')).toMatch(/asgiref.*sqlparse/);
     expect(django.recipe.dependencyFiles).toContain('tests/requirements/py3.txt');

@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import type { ParseInput, ParsedRun, Runner } from '../types.ts';
-import { djangoTestFile, isDjangoLog, parseDjangoLog } from './parse-django.ts';
+import { djangoTestFile, isDjangoLog, parseDesc, parseDjangoLog } from './parse-django.ts';
 
 /**
  * The command run_state.sh runs (before the labels), with $FORESIGHT_PYTHON for python3, the checkout
@@ -30,4 +30,11 @@ export const djangoRunner: Runner = {
     return problem === undefined ? { tests, collectionErrors } : { tests, collectionErrors, problem };
   },
   testFileOf: djangoTestFile,
+  // `test_x (app.tests.C)` runs alone as the label `app.tests.C.test_x` (runtests.py takes method labels).
+  selectArg(id, testFiles) {
+    const d = parseDesc(id);
+    if (!d || djangoTestFile(id, testFiles) === null) return null;
+    const label = `${d.cls}.${d.name}`;
+    return /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+$/.test(label) ? label : null;
+  },
 };

@@ -72,6 +72,27 @@ for f do
 done
 shift "$n"
 
+# FORESIGHT_SELECT (a repeat of the tests that decide a set): "<file>\t<label>" lines run those labels
+# instead (dotted method labels app.tests.Class.test_x; an empty label: the whole file), those whose
+# file exists now. Each gets a "label <label> <file>" line, so import errors map to their file.
+if [ -n "${FORESIGHT_SELECT:-}" ]; then
+  set --
+  tab=$(printf '\t')
+  while IFS= read -r line; do
+    f=${line%%"$tab"*} label=${line#*"$tab"}
+    [ -n "$f" ] && [ -f "$f" ] || continue
+    [ -n "$label" ] || label=$(printf '%s\n' "${f#tests/}" | sed 's/\.py$//; s|/|.|g')
+    if ! printf '%s\n' "$label" | grep -Eq '^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+$'; then
+      note "ignored $label: not an importable label"
+      continue
+    fi
+    note "label $label $f"
+    set -- "$@" "$label"
+  done <<EOF
+$FORESIGHT_SELECT
+EOF
+fi
+
 if [ $# -eq 0 ]; then
   note "none of the test modules exists at this state: 0 tests"
   note "exit 0"

@@ -24,4 +24,9 @@ export const pytestRunner: Runner = {
     const collectionErrors = [...new Set([...parsed.collectionErrors, ...fromOutput])].sort();
     return { tests: parsed.tests, collectionErrors };
   },
+  // A JUnit-derived id is the node id; one whose file is not a requested file cannot be selected.
+  selectArg(id, testFiles) {
+    const file = id.split('::')[0];
+    return file !== undefined && id.includes('::') && testFiles.includes(file) && !id.startsWith('-') ? id : null;
+  },
 };

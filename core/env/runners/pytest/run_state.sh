@@ -7,7 +7,7 @@
 # No test file existing is a successful run of zero tests (empty JUnit, exit 0).
 # Exit: pytest's exit code; 90 clone failed, 91 checkout failed, 92 overlay failed, 64 usage.
 # FORESIGHT_PYTHON: the interpreter (an env image sets it to its venv); default python3.
-# FORESIGHT_SRC / FORESIGHT_TESTBED override /src and /tmp/testbed. <checkout_sha> "." (with overlay
+# FORESIGHT_SELECT: see below. FORESIGHT_SRC / FORESIGHT_TESTBED override /src and /tmp/testbed. <checkout_sha> "." (with overlay
 # "-") runs in place: pytest on the work tree at $FORESIGHT_TESTBED as it is (grading, checkout.sh).
 set -u
 if [ $# -lt 3 ]; then
@@ -32,6 +32,20 @@ for f do
   if [ -f "$f" ]; then set -- "$@" "$f"; fi
 done
 shift "$n"
+
+# FORESIGHT_SELECT (a repeat of the tests that decide a set): "<file>\t<node id>" lines run those tests
+# instead (an empty node id: the whole file), those whose file exists now.
+if [ -n "${FORESIGHT_SELECT:-}" ]; then
+  set --
+  tab=$(printf '\t')
+  while IFS= read -r line; do
+    f=${line%%"$tab"*} id=${line#*"$tab"}
+    [ -n "$f" ] && [ -f "$f" ] || continue
+    set -- "$@" "${id:-$f}"
+  done <<EOF
+$FORESIGHT_SELECT
+EOF
+fi
 
 if [ $# -eq 0 ]; then
   printf '%s\n' '<?xml version="1.0" encoding="utf-8"?>' \
