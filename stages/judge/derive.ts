@@ -1,7 +1,5 @@
-import type { Config } from '../../core/config.ts';
-import type { ChainUsage, Judgement } from '../../core/model/judged.ts';
+import type { Judgement } from '../../core/model/judged.ts';
 import { severity } from '../../judges/labels/index.ts';
-import { sumAnswers } from '../../judges/providers/usage.ts';
 import type { ChainJudgement } from './chain.ts';
 
 /**
@@ -42,7 +40,3 @@ export function deriveJudgement(j: ChainJudgement): Judgement {
   };
 }
 
-/** Tokens and calls of a chain's answers, priced from config.judge.prices (null when no model is priced). */
-export function chainUsage(j: ChainJudgement, prices: Config['judge']['prices']): ChainUsage {
-  return sumAnswers(j.answers, prices);
-}

@@ -3,9 +3,9 @@ import type { StageDef } from '../../core/stage.ts';
 import { ValidatedChainSchema, type ValidatedChain } from '../../core/model/validated.ts';
 import { JudgedChainSchema, type JudgedChain, type Verdicts } from '../../core/model/judged.ts';
 import { makeProviders } from '../../judges/providers/registry.ts';
-import { UsageTotals } from '../../judges/providers/usage.ts';
+import { sumAnswers, UsageTotals } from '../../judges/providers/usage.ts';
 import { judgeChain } from './chain.ts';
-import { chainUsage, deriveJudgement } from './derive.ts';
+import { deriveJudgement } from './derive.ts';
 
 export { judgeInput } from './input.ts';
 
@@ -34,10 +34,10 @@ export const judgeStage: StageDef<ValidatedChain, JudgedChain> = {
     const items = await ctx.forEach(chains, { id: (c) => c.instance_id, label: 'judging chains', concurrency: 4 }, async (c): Promise<JudgedChain> => {
       if (c.excluded) {
         const none = { verdicts: UNJUDGED, problemStatement: c.problem_statement, pr1Repaired: false, pr2Statement: null, pr2Repaired: false, excluded: c.excluded, answers: [] };
-        return { ...c, verdicts: UNJUDGED, judgement: deriveJudgement(none), usage: chainUsage(none, prices) };
+        return { ...c, verdicts: UNJUDGED, judgement: deriveJudgement(none), usage: sumAnswers([], prices) };
       }
       const j = await judgeChain(c, providers, maxRepairs);
-      return { ...c, problem_statement: j.problemStatement, excluded: j.excluded, verdicts: j.verdicts, judgement: deriveJudgement(j), usage: chainUsage(j, prices) };
+      return { ...c, problem_statement: j.problemStatement, excluded: j.excluded, verdicts: j.verdicts, judgement: deriveJudgement(j), usage: sumAnswers(j.answers, prices) };
     });
 
     const totals = new UsageTotals(prices);

@@ -11,6 +11,7 @@ import type { Judge, JudgeInput } from '../../judges/types.ts';
 import { ForesightError } from '../../core/errors.ts';
 import { UnusableAnswerError } from '../../judges/errors.ts';
 import { startFakeOpenAI, type FakeOpenAI } from '../helpers/fake-openai.ts';
+import { judgeInputFixture } from '../helpers/judge-input.ts';
 
 const API_KEY = 'sk-test-SECRET-5f3a9c1e77b24d08';
 const MODEL = 'judge-model-1';
@@ -31,18 +32,7 @@ const testJudge: Judge<TestVerdict> = {
   passes: (v) => v.verdict === 'yes',
 };
 
-const pr = { label: 'PR #1', title: 't', body: 'b', patch: '', testPatch: '', discussion: '' };
-const input: JudgeInput = {
-  instanceId: 'octo__repo-12',
-  miningCategory: 'regression',
-  problemStatement: 'Parsing fails on empty input.',
-  pr2Statement: null,
-  pr1: pr,
-  pr2: { ...pr, label: 'PR #2' },
-  blame: { linesFromPr1: 3, linesFromOthers: 0, explicitReference: true },
-  tests: { pr1FailToPass: [], anticipation: [] },
-  feedback: null,
-};
+const input: JudgeInput = judgeInputFixture({ miningCategory: 'regression' });
 
 const good = JSON.stringify({ reason: 'clear fix chain', verdict: 'yes' });
 const goodValue = { reason: 'clear fix chain', verdict: 'yes' };

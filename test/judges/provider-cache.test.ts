@@ -12,6 +12,7 @@ import { makeProviders } from '../../judges/providers/registry.ts';
 import { rulesProvider } from '../../judges/providers/rules.ts';
 import type { Judge, JudgeInput } from '../../judges/types.ts';
 import { startFakeOpenAI, type FakeOpenAI } from '../helpers/fake-openai.ts';
+import { judgeInputFixture } from '../helpers/judge-input.ts';
 
 const API_KEY = 'sk-test-cache-0c1d2e3f4a5b6c7d';
 
@@ -26,18 +27,7 @@ const judge: Judge<V> = {
   passes: (v) => v.verdict === 'yes',
 };
 
-const pr = { label: 'PR #1', title: 't', body: 'b', patch: '', testPatch: '', discussion: '' };
-const input: JudgeInput = {
-  instanceId: 'octo__repo-12',
-  miningCategory: 'cross_reference',
-  problemStatement: 'Parsing fails on empty input.',
-  pr2Statement: null,
-  pr1: pr,
-  pr2: { ...pr, label: 'PR #2' },
-  blame: { linesFromPr1: 3, linesFromOthers: 0, explicitReference: true },
-  tests: { pr1FailToPass: [], anticipation: [] },
-  feedback: null,
-};
+const input: JudgeInput = judgeInputFixture();
 const good = JSON.stringify({ reason: 'a fix of PR1', verdict: 'yes' });
 
 let fake: FakeOpenAI;

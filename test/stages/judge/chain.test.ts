@@ -6,7 +6,8 @@ import type { Providers } from '../../../judges/providers/registry.ts';
 import type { Judge, JudgeInput, JudgeName, JudgeProvider } from '../../../judges/types.ts';
 import { defaultConfig, NO_SECRETS } from '../../../core/config.ts';
 import { judgeChain } from '../../../stages/judge/chain.ts';
-import { chainUsage, deriveJudgement } from '../../../stages/judge/derive.ts';
+import { deriveJudgement } from '../../../stages/judge/derive.ts';
+import { sumAnswers } from '../../../judges/providers/usage.ts';
 import { validatedChain } from '../../helpers/chain-fixture.ts';
 
 type Script = Partial<Record<JudgeName, (input: JudgeInput, prompt: string) => unknown>>;
@@ -81,7 +82,7 @@ describe('judgeChain', () => {
       mechanism: 'missed_edge_case', difficulty: 'easy', pr1_difficulty: 'easy', security: false, eval_ready: true, quality_flags: [],
     });
     expect(d.pr2_problem_statement).toContain('7200');
-    const usage = chainUsage(j, { 'judge-m': { prompt: 1, completion: 2 } });
+    const usage = sumAnswers(j.answers, { 'judge-m': { prompt: 1, completion: 2 } });
     expect(usage.calls).toBe(j.answers.length);
     expect(usage.prompt_tokens).toBe(100 * j.answers.length);
     const priced = j.answers.filter((a) => a.model === 'judge-m').length;
