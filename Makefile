@@ -42,7 +42,7 @@ bench-szz: setup
 	@node_modules/.bin/tsx bench/szz.ts $(if $(CLONE),--clone $(CLONE),) $(if $(filter-out demo/minilib,$(REPO)),--repo $(REPO),) $(if $(ORACLE),--oracle $(ORACLE),)
 
 bench-validate: setup
-	@node_modules/.bin/tsx bench/validate.ts $(if $(CLONE),--clone $(CLONE),) $(if $(filter-out demo/minilib,$(REPO)),--repo $(REPO),)
+	@node_modules/.bin/tsx bench/validate.ts $(if $(CLONE),--clone $(CLONE),) $(if $(filter-out demo/minilib,$(REPO)),--repo $(REPO),) $(if $(SINCE),--since $(SINCE),) $(if $(UNTIL),--until $(UNTIL),) $(if $(JOBS),--jobs $(JOBS),) $(if $(STRATEGIES),--strategies $(STRATEGIES),)
 
 ## Eval images of an emitted dataset's test rows, built fresh with full and depth-1 history (s, MB), and the gold gate in each.
 bench-eval-images: setup

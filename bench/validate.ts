@@ -5,7 +5,7 @@
  * and images built per chain, wall against in-container time; then whether the sets agree.
  *
  *   make bench-validate [CLONE=/path/to/clone REPO=owner/name]   (default: the generated demo)
- *   node_modules/.bin/tsx bench/validate.ts --clone ~/src/django --repo django/django --since 2023-05-01 --until 2023-08-01
+ *   node_modules/.bin/tsx bench/validate.ts --clone ~/src/django --repo django/django --since 2023-05-01 --until 2023-08-01 [--jobs 1] [--strategies candidates,gated,all]
  *
  * The new strategies run first: any env image still to build is paid by them, never by the old one.
  */
@@ -20,8 +20,25 @@ import { runPipeline } from '../pipeline/pipeline.ts';
 import { makeDemoRepo } from '../pipeline/demo/make-demo-repo.ts';
 
 const { values } = parseArgs({
-  options: { clone: { type: 'string' }, repo: { type: 'string' }, jobs: { type: 'string' }, since: { type: 'string' }, until: { type: 'string' }, keep: { type: 'boolean' } },
+  options: {
+    clone: { type: 'string' },
+    repo: { type: 'string' },
+    jobs: { type: 'string' },
+    since: { type: 'string' },
+    until: { type: 'string' },
+    keep: { type: 'boolean' },
+    // e.g. `--strategies candidates` to skip the others on a long window (`all` is the baseline of the ratios).
+    strategies: { type: 'string', default: 'candidates,gated,all' },
+  },
 });
+const STRATEGIES = ['candidates', 'gated', 'all'] as const;
+type Strategy = (typeof STRATEGIES)[number];
+const wanted = values.strategies.split(',').map((s) => s.trim());
+const unknown = wanted.filter((s) => !(STRATEGIES as readonly string[]).includes(s));
+if (unknown.length || wanted.length === 0) {
+  console.error(`bench-validate: unknown strategy ${unknown.join(', ') || '(none)'}; pass --strategies with some of ${STRATEGIES.join(', ')}`);
+  process.exit(2);
+}
 const work = await mkdtemp(join(tmpdir(), 'foresight-bench-validate-'));
 const clone = values.clone ? resolve(values.clone) : join(work, 'demo');
 if (!values.clone) await makeDemoRepo(clone);
@@ -45,7 +62,7 @@ const median = (xs: number[]): number => {
   return s.length === 0 ? 0 : s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
 };
 
-async function pass(repeat: 'candidates' | 'gated' | 'all') {
+async function pass(repeat: Strategy) {
   const config = loadConfig({ ...env, FORESIGHT_REPEAT: repeat });
   const t0 = performance.now();
   await runPipeline({ ...base, config, only: 'validate', force: true });
@@ -72,29 +89,32 @@ async function pass(repeat: 'candidates' | 'gated' | 'all') {
   };
 }
 
-const fresh = await pass('candidates');
-const gated = await pass('gated');
-const old = await pass('all');
-console.log(`repository: ${repo}${values.since || values.until ? ` (fixes ${values.since ?? '…'} to ${values.until ?? '…'})` : ''}; chains: ${old.chains}, validated in containers: ${old.validated}; runs: ${old.runs}; jobs: ${old.jobs}`);
+// The new strategies first: any env image still to build is paid by them, never by the baseline.
+const passes: Array<Awaited<ReturnType<typeof pass>>> = [];
+for (const st of STRATEGIES) if (wanted.includes(st)) passes.push(await pass(st));
+const old = passes.find((p) => p.repeat === 'all') ?? null;
+const first = passes[0]!;
+console.log(`repository: ${repo}${values.since || values.until ? ` (fixes ${values.since ?? '…'} to ${values.until ?? '…'})` : ''}; chains: ${first.chains}, validated in containers: ${first.validated}; runs: ${first.runs}; jobs: ${first.jobs}`);
 console.log('| strategy | median s/chain | median in-container s/chain | state runs/chain | images built/chain | validate wall | wall/in-container | gradeable |');
 console.log('|---|---|---|---|---|---|---|---|');
-for (const p of [old, fresh, gated]) {
+for (const p of [...passes].reverse()) {
   const name = { all: `all (${p.runs} runs everywhere, the old strategy)`, candidates: 'candidates (the new default)', gated: 'gated (candidates; no repeat of an excluded chain)' }[p.repeat];
   console.log(`| ${name} | ${p.medianChainS.toFixed(1)} | ${p.medianExecS.toFixed(1)} | ${p.stateRunsPerChain.toFixed(1)} | ${p.imagesPerChain.toFixed(2)} | ${p.wallS.toFixed(1)} s | ${p.ratio.toFixed(2)} | ${p.gradeable} |`);
 }
-for (const p of [fresh, gated]) console.log(`median wall per chain, ${p.repeat}: ${(p.medianChainS / Math.max(0.001, old.medianChainS)).toFixed(2)}× the old strategy's`);
+const others = passes.filter((p) => p.repeat !== 'all');
+if (old) for (const p of others) console.log(`median wall per chain, ${p.repeat}: ${(p.medianChainS / Math.max(0.001, old.medianChainS)).toFixed(2)}× the old strategy's`);
 // The sets must agree, except where a flaky test happened to run uniformly in one pass (random by nature);
 // gated's excluded rows rest on fewer runs, so only its exclusions and its test rows are compared.
-for (const p of [fresh, gated]) {
+for (const p of old ? others : []) {
   const differ: string[] = [];
-  for (const [id, a] of old.rows) {
+  for (const [id, a] of old!.rows) {
     const b = p.rows.get(id);
     const setsCompared = p.repeat === 'candidates' || a.excluded === null;
     const same = b !== undefined && (a.excluded === null) === (b.excluded === null) && (!setsCompared || (SETS.every((s) => JSON.stringify(a[s]) === JSON.stringify(b[s])) && a.excluded?.reason === b.excluded?.reason));
     if (!same) differ.push(id);
   }
-  const flaky = [...new Set([...old.rows.values(), ...p.rows.values()].flatMap((r) => r.flaky_tests as string[]))];
-  console.log(`${p.repeat} against all: ${p.repeat === 'gated' ? 'exclusions, and the sets of rows not excluded,' : 'sets and exclusion reasons'} identical for ${old.rows.size - differ.length}/${old.rows.size} chains${differ.length ? ` (differ: ${differ.join(', ')}; flaky tests seen: ${flaky.join(', ') || 'none'})` : ''}`);
+  const flaky = [...new Set([...old!.rows.values(), ...p.rows.values()].flatMap((r) => r.flaky_tests as string[]))];
+  console.log(`${p.repeat} against all: ${p.repeat === 'gated' ? 'exclusions, and the sets of rows not excluded,' : 'sets and exclusion reasons'} identical for ${old!.rows.size - differ.length}/${old!.rows.size} chains${differ.length ? ` (differ: ${differ.join(', ')}; flaky tests seen: ${flaky.join(', ') || 'none'})` : ''}`);
 }
 if (values.keep) console.log(`artifacts kept in ${work}`);
 else await rm(work, { recursive: true, force: true });

@@ -5,6 +5,7 @@
  *                fields and the dependency files' content), build locks, the cache policy
  *  - container/  one locked-down container per environment (no network, limits, non-root), states run as
  *                execs with bounded output and deadlines, removed on close or when the run aborts
+ *  - services/   database backends (sqlite: none; postgresql, postgis, mysql: a sidecar on an internal network)
  *  - recipes/, runners/  the plug-ins that shape them
  */
 export { assertDockerReachable, connectDocker, dockerEndpoint, isDockerReachable } from './daemon.ts';
@@ -27,8 +28,16 @@ export type { EnvImageRequest, EnvImageResult } from './image/types.ts';
 export { applyCachePolicy, CACHE_LEVELS, DEFAULT_CACHE_LEVEL, DEFAULT_ENV_KEEP, listEnvImages, pruneImages, touchImage } from './image/cache.ts';
 export type { CacheLevel, CachedImage, CachePolicyOptions } from './image/cache.ts';
 export { DEFAULT_LIMITS, openChainEnv, REPO_PATH } from './container/chain-env.ts';
+export { ChainEnvPool } from './container/pool.ts';
 export type { ChainEnv, ChainEnvOptions, StateRequest, StateRun } from './container/chain-env.ts';
-export { forceRemove, ownContainerIds, ownerLabels, removeStaleContainers, RUN_LABEL } from './container/cleanup.ts';
+export { forceRemove, ownContainerIds, ownerLabels, ownNetworkNames, removeNetwork, removeStaleContainers, RUN_LABEL } from './container/cleanup.ts';
+export { backendNames, backends, DEFAULT_BACKEND, getBackend } from './services/registry.ts';
+export { ensureServiceImage, SERVICE_LABEL, SERVICE_REPOSITORY } from './services/image.ts';
+export type { ServiceImage, ServiceImageOptions } from './services/image.ts';
+export { backendEnv, startService } from './services/sidecar.ts';
+export type { ServiceSession, StartServiceOptions } from './services/sidecar.ts';
+export { SERVICE_DB, SERVICE_HOST, SERVICE_PASSWORD, SERVICE_USER, SETTINGS_DIR } from './services/types.ts';
+export type { Backend, NoService, ServiceSpec } from './services/types.ts';
 export { loadRecipe, parseRecipe, recipeFileName, type LoadedRecipe } from './recipes/load.ts';
 export { filterTestFiles, isIgnoredTest, RecipeSchema, type Recipe } from './recipes/schema.ts';
 export { getRunner, runners } from './runners/registry.ts';

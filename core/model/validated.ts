@@ -60,6 +60,13 @@ export const ValidatedChainSchema = ExtractedChainSchema.extend({
   install_cmd: z.string(),
   env_image_pr1: z.string().nullable(),
   env_image_pr2: z.string().nullable(),
+  /**
+   * The database backend the sets come from (core/env/services): `sqlite`, no service (the default), or
+   * the sidecar the chain fell back to when its tests were skipped on the backends before it.
+   */
+  db_backend: z.string().min(1).default('sqlite'),
+  /** The test environment of PR1's era as validation ran it (a detected recipe's chosen candidate may set some): eval images get the same. */
+  test_env: z.record(z.string(), z.string()).default({}),
   /** What validating it cost (null when it was not validated). */
   cost: z.object({ containerStarts: z.number().int(), execMs: z.number(), wallMs: z.number() }).nullable(),
 });

@@ -5,7 +5,7 @@
  */
 import { join } from 'node:path';
 import { z } from 'zod';
-import { GradingBundleSchema, runners } from '../../core/env/index.ts';
+import { backends, DEFAULT_BACKEND, GradingBundleSchema, runners } from '../../core/env/index.ts';
 import { parseLine, readJsonLines } from './read-jsonl.ts';
 
 export const SPLITS = ['test', 'verified'] as const;
@@ -43,6 +43,8 @@ export const EvalRowSchema = z.object({
   PASS_TO_PASS: TestList,
   ANTICIPATION_FAIL_TO_PASS: TestList,
   grading_bundle: jsonString(GradingBundleSchema),
+  /** The database backend the row was validated on: its service runs next to the eval image (absent in older datasets: sqlite). */
+  db_backend: z.string().refine((b) => backends.has(b), { message: `must be one of: ${[...backends.keys()].join(', ')}` }).default(DEFAULT_BACKEND),
 });
 export type EvalRow = z.infer<typeof EvalRowSchema>;
 

@@ -157,6 +157,9 @@ async function gradeOne(row: EvalRow, pred: Prediction, opts: EvalOptions): Prom
     anti: row.ANTICIPATION_FAIL_TO_PASS,
     limits: opts.limits,
     signal: opts.signal,
+    // A row validated on a database service is graded with that service beside it.
+    backend: row.db_backend,
+    service: { log: opts.log },
   });
   opts.log.debug(`${row.instance_id}: ${result.kind}, X ${result.x.kind === 'scored' ? result.x.value : result.x.kind}, Y ${result.y.kind === 'scored' ? result.y.value : result.y.kind}`);
   return instanceReport(row.instance_id, pred.model_name_or_path, result);

@@ -67,6 +67,8 @@ function common(c: JudgedChain, ctx: RowContext, ev: EvalEntry | null): Record<s
     // The grading primitive's path inside the eval image.
     run_helper: runner ? `/foresight/${runner.script}` : '',
     grading_bundle: ev?.bundle ?? null,
+    // The database the sets were computed on (and grading starts beside the eval image): sqlite = no service.
+    db_backend: c.db_backend,
     created_at: c.created_at,
     pr2_created_at: c.pr2_created_at,
     gap_days: c.gap_days,

@@ -18,7 +18,7 @@ export const TEST_COLUMNS: readonly ColumnSpec[] = [
   s('anticipation_patch'), s('anticipation_test_patch'), s('ANTICIPATION_FAIL_TO_PASS'),
   s('pr2_problem_statement', true), s('pr2_problem_statement_raw'), b('pr2_spec_repaired'), s('pr2_spec_code', true),
   s('pr1_test_files'), s('anticipation_test_files'),
-  s('docker_image'), s('repo_path'), s('runner'), s('install_cmd'), s('test_cmd'), s('run_helper'), s('grading_bundle'),
+  s('docker_image'), s('repo_path'), s('runner'), s('install_cmd'), s('test_cmd'), s('run_helper'), s('grading_bundle'), s('db_backend'),
   s('created_at'), s('pr2_created_at'), i('gap_days'),
   b('eval_ready'), b('fully_gradeable'),
   s('pr1_code', true), s('pr1_code_original', true), b('pr1_spec_repaired'),
@@ -44,7 +44,7 @@ export const VERIFIED_COLUMNS: readonly ColumnSpec[] = [
   b('pr2_spec_repaired'), s('pr2_spec_code', true),
   s('severity', true), s('failure_mode', true), s('trigger_path', true), s('mechanism', true),
   s('difficulty', true), s('pr1_difficulty', true),
-  s('docker_image'), s('env_image_pr1'), s('env_image_pr2'), s('image_tier'), s('repo_path'), s('install_cmd'), s('test_cmd'), s('run_helper'), s('grading_bundle', true),
+  s('docker_image'), s('env_image_pr1'), s('env_image_pr2'), s('image_tier'), s('repo_path'), s('install_cmd'), s('test_cmd'), s('run_helper'), s('grading_bundle', true), s('db_backend'),
   s('pr_comments', true), s('linked_issues', true), b('security', true), s('llm_usage'), s('provenance'),
   s('created_at'), s('pr2_created_at'), i('gap_days'),
 ];

@@ -296,6 +296,8 @@ export function datasetCard(input: CardInput): string {
     '',
     "Each gradeable row's `docker_image` is its eval image (`image_tier` 3): the row's environment with the repository at `repo_path` (/testbed), checked out at `base_commit`, whose git store holds no object after it (no later commit, branch or tag), and the runner's files at `/foresight` (`run_helper`). Nothing is resolved at eval time: no bind mount, no network. `env_image_pr1` / `env_image_pr2` name the images validation ran in.",
     '',
+    "`db_backend` is the database the row's sets were computed on: `sqlite` (the tests' own, no service: the default), or `postgresql` / `postgis` / `mysql` (MariaDB) when the recipe names that backend and the chain's tests were skipped on the ones before it (a fix that only shows there). Such a row is graded with that database running beside the eval image, as validation ran it: a sidecar container (Debian's own packages) reached as host `db` on an internal network with no outside access, the connection in `FORESIGHT_DB*` and libpq's `PG*` variables, Django's settings module in `FORESIGHT_DJANGO_SETTINGS` (`foresight eval` does this).",
+    '',
     "The held-out tests are not in the image: `grading_bundle` (JSON) carries them. `x.files` are the test and support files PR1 touched, as at PR1's head; `y.files` are PR2's, as at PR2's head. After the agent's patch is applied (test files it touched reset), score X: lay `x.files`, run the runner on `x.run`, X = share of `FAIL_TO_PASS` passing (`PASS_TO_PASS` regressions reported beside it). Score Y: lay `x.files` then `y.files`, run `y.run`, Y = share of `ANTICIPATION_FAIL_TO_PASS` passing. The anticipation gap is X − Y.",
     '',
     '## Judgements',

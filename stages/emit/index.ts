@@ -95,7 +95,7 @@ export const emitStage: StageDef<JudgedChain, Record<string, unknown>> = {
       const { recipe } = await loadRecipe(ctx.repo.name, ctx.repo.clone, c.pr1_head);
       const res = await ensureEvalImage({
         docker, clone: ctx.repo.clone, envImage: c.env_image_pr1 ?? rc.image, baseCommit: c.pr1_base, runner: getRunner(c.runner),
-        history: ctx.config.images.evalHistory, testEnv: recipe.env, signal: ctx.signal, log: ctx.log, logDir: join(ctx.outDir, 'eval-logs'), lockDir: ctx.config.images.lockDir,
+        history: ctx.config.images.evalHistory, testEnv: { ...recipe.env, ...c.test_env }, signal: ctx.signal, log: ctx.log, logDir: join(ctx.outDir, 'eval-logs'), lockDir: ctx.config.images.lockDir,
       });
       const bundle = await gradingBundle(ctx.repo.clone, c);
       let problem: EvalEntry['problem'] = res.kind === 'failed' ? { reason: 'eval_image_failed', detail: `${res.detail.trim().split('\n').pop() ?? ''} (log: ${res.log})` } : null;
@@ -103,7 +103,7 @@ export const emitStage: StageDef<JudgedChain, Record<string, unknown>> = {
       if (res.kind === 'ready' && !c.excluded) {
         const gold = await gradeInstance({
           docker, image: res.image, runner: getRunner(c.runner), patch: c.patch, bundle, f2p: c.FAIL_TO_PASS, p2p: c.PASS_TO_PASS,
-          anti: c.ANTICIPATION_FAIL_TO_PASS, limits, signal: ctx.signal,
+          anti: c.ANTICIPATION_FAIL_TO_PASS, limits, signal: ctx.signal, backend: c.db_backend, service: { baseAlias: ctx.config.images.baseAlias, lockDir: ctx.config.images.lockDir, log: ctx.log },
         });
         problem = goldProblem(gold);
         if (problem) ctx.log.warn(`${c.instance_id}: gold self-check failed: ${problem.detail}`);

@@ -7,6 +7,9 @@ import { sourceSettings } from '../../core/sources/registry.ts';
 import { contextCollector } from './context.ts';
 import { splitPatch } from './split-patch.ts';
 
+/** A PR's diff split into source and tests (its test files as extract finds them: modules and collected data files). */
+export { splitPatch, type SplitPatch } from './split-patch.ts';
+
 const DAY_MS = 86_400_000;
 
 /**

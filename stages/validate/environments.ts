@@ -1,6 +1,8 @@
 import { join } from 'node:path';
+import { git } from '../../core/git.ts';
 import type { Logger } from '../../core/log.ts';
-import { CHOICE_FILE, EnvChoices, getRunner, loadRecipe, type EnvImages, type Recipe, type Runner } from '../../core/env/index.ts';
+import { splitPatch } from '../extract/index.ts';
+import { CHOICE_FILE, DEFAULT_LIMITS, EnvChoices, filterTestFiles, getRunner, loadRecipe, openChainEnv, type EnvImages, type Recipe, type Runner, type StateRun } from '../../core/env/index.ts';
 
 /** Where one era's states run: an image and the recipe's runner, or why the environment did not build. */
 export type EraEnv =
@@ -20,6 +22,30 @@ export interface EnvironmentOptions {
   /** The runner when `image` is explicit. */
   runner: string;
   signal: AbortSignal;
+  /** Limits of the probe run that checks a detected recipe (default: the container defaults). */
+  limits?: { memoryBytes?: number; pidsLimit?: number; nanoCpus?: number; runTimeoutSec?: number };
+}
+
+/**
+ * The test files a merged change added or modified (first parent → commit), as extract finds them: at a PR's
+ * head, that PR's own test files (extract's pr1_test_files for PR1's head), which its detected recipe must
+ * be able to run.
+ */
+export async function changedTestModules(clone: string, commit: string): Promise<string[]> {
+  const parents = (await git(clone, ['rev-list', '--parents', '-n', '1', '--end-of-options', commit])).trim().split(' ');
+  if (parents.length < 2) return [];
+  return (await splitPatch(clone, parents[1]!, commit)).testFiles;
+}
+
+/** One run of the candidate's runner at `commit` on the test files, in a locked-down container (no network, limits). */
+async function probeRun(opts: EnvironmentOptions, commit: string, image: string, recipe: Recipe, testFiles: string[]): Promise<StateRun> {
+  const runner = getRunner(recipe.runner);
+  const env = await openChainEnv({ gitDir: opts.gitDir, image, runner, env: recipe.env, docker: opts.images.docker, signal: opts.signal, ...DEFAULT_LIMITS, ...opts.limits });
+  try {
+    return await env.runState({ checkout: commit, overlay: null, testFiles });
+  } finally {
+    await env.close().catch(() => undefined);
+  }
 }
 
 /**
@@ -30,7 +56,11 @@ export interface EnvironmentOptions {
 /** The run's choice file of detected recipes: one per EnvImages (one run), so writes are serialised. */
 const choicesOf = new WeakMap<EnvImages, EnvChoices>();
 
-export async function eraEnvironment(opts: EnvironmentOptions, commit: string): Promise<EraEnv> {
+/**
+ * `testFiles`: the PR's test files a detected candidate must run usably at `commit` before it is chosen
+ * (default: the test modules the commit changed, see changedTestModules).
+ */
+export async function eraEnvironment(opts: EnvironmentOptions, commit: string, testFiles?: readonly string[]): Promise<EraEnv> {
   const { recipe, candidates } = await loadRecipe(opts.repo, opts.clone, commit);
   if (opts.image) {
     const runner = getRunner(opts.runner);
@@ -49,7 +79,12 @@ export async function eraEnvironment(opts: EnvironmentOptions, commit: string): 
   if (candidates.length > 1) {
     let choices = choicesOf.get(opts.images);
     if (!choices) choicesOf.set(opts.images, (choices = new EnvChoices(join(opts.repoDir, CHOICE_FILE))));
-    const chosen = await choices.choose({ images: opts.images, req, candidates });
+    const files = testFiles ?? (await changedTestModules(opts.clone, commit));
+    const verify = async (image: string, c: { recipe: Recipe }): Promise<StateRun | null> => {
+      const mine = filterTestFiles(c.recipe, files);
+      return mine.length ? probeRun(opts, commit, image, c.recipe, mine) : null;
+    };
+    const chosen = await choices.choose({ images: opts.images, req, candidates, verify });
     if (chosen.kind === 'ready') {
       const r = chosen.candidate.recipe;
       return { kind: 'ready', image: chosen.result.image, recipe: r, runner: getRunner(r.runner), built: chosen.result.built };

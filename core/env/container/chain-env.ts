@@ -38,6 +38,11 @@ export interface ChainEnvOptions {
   env?: Readonly<Record<string, string>>;
   /** The run's signal: once aborted no container is created, and a live one is removed at once. */
   signal?: AbortSignal;
+  /**
+   * A database service's internal network (services/sidecar.ts) to join instead of none: it reaches
+   * the sidecar and nothing outside. Null or absent: no network at all.
+   */
+  network?: string | null;
 }
 
 export interface StateRequest {
@@ -113,12 +118,21 @@ export async function resolveRunnerDir(runner: Runner): Promise<string> {
   return path.resolve(dir);
 }
 
+/** Repository code never reaches outside: a network it joins must be an internal one. */
+export async function assertInternalNetwork(docker: Docker, name: string): Promise<void> {
+  const info = (await docker.getNetwork(name).inspect().catch((err: unknown) => {
+    throw new ForesightError(`cannot inspect network ${name}: ${(err as Error).message}`, { remedy: 'start the database service first (startService)', external: true, cause: err });
+  })) as { Internal?: boolean };
+  if (info.Internal !== true) throw new ForesightError(`network ${name} is not internal: test containers may join only an internal network`, { remedy: 'create it with `docker network create --internal` (startService does)' });
+}
+
 export async function openChainEnv(opts: ChainEnvOptions): Promise<ChainEnv> {
   opts.signal?.throwIfAborted();
   const docker = opts.docker ?? connectDocker();
   const gitDir = await absoluteGitDir(opts.gitDir);
   const runnerDir = await resolveRunnerDir(opts.runner);
   const memory = opts.memoryBytes ?? DEFAULT_LIMITS.memoryBytes;
+  if (opts.network) await assertInternalNetwork(docker, opts.network);
   let container: Docker.Container;
   try {
     container = await docker.createContainer({
@@ -128,9 +142,9 @@ export async function openChainEnv(opts: ChainEnvOptions): Promise<ChainEnv> {
       Env: ['HOME=/tmp', ...Object.entries(opts.env ?? {}).map(([k, v]) => `${k}=${v}`)],
       WorkingDir: '/tmp',
       Labels: ownerLabels(),
-      NetworkDisabled: true,
+      NetworkDisabled: !opts.network,
       HostConfig: {
-        NetworkMode: 'none',
+        NetworkMode: opts.network || 'none',
         Memory: memory,
         MemorySwap: memory,
         PidsLimit: opts.pidsLimit ?? DEFAULT_LIMITS.pidsLimit,

@@ -59,7 +59,47 @@ export async function removeStaleContainers(docker: Docker): Promise<string[]> {
     return pid !== process.pid && !pidAlive(pid);
   });
   await Promise.all(stale.map((c) => forceRemove(docker, c.Id)));
+  await removeStaleNetworks(docker, me);
   return stale.map((c) => c.Id);
+}
+
+/**
+ * Remove a network (a database service's internal one): its endpoints are disconnected first, and a
+ * container still being removed (an abort races us) is waited for a few seconds. A network gone is fine.
+ */
+export async function removeNetwork(docker: Docker, name: string): Promise<void> {
+  const net = docker.getNetwork(name);
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const info = (await net.inspect()) as { Containers?: Record<string, unknown> };
+      for (const id of Object.keys(info.Containers ?? {})) await net.disconnect({ Container: id, Force: true }).catch(() => undefined);
+      await net.remove();
+      return;
+    } catch (err) {
+      const status = (err as { statusCode?: number }).statusCode;
+      if (status === 404) return;
+      if (attempt >= 20) throw err;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+}
+
+/** Networks of dead processes on this host (the service networks, labelled as containers are). */
+async function removeStaleNetworks(docker: Docker, me: string): Promise<void> {
+  const nets = await docker.listNetworks({ filters: { label: [`${RUN_LABEL}=1`] } });
+  const stale = nets.filter((n) => {
+    const labels = n.Labels ?? {};
+    const pid = Number(labels[PID_LABEL]);
+    if (labels[HOST_LABEL] === undefined || !Number.isInteger(pid) || pid <= 0) return true;
+    return labels[HOST_LABEL] === me && pid !== process.pid && !pidAlive(pid);
+  });
+  await Promise.all(stale.map((n) => removeNetwork(docker, n.Name).catch(() => undefined)));
+}
+
+/** Names of the live networks this process owns, e.g. to check nothing is left. */
+export async function ownNetworkNames(docker: Docker): Promise<string[]> {
+  const nets = await docker.listNetworks({ filters: { label: [`${RUN_LABEL}=1`, `${PID_LABEL}=${process.pid}`] } });
+  return nets.filter((n) => n.Labels?.[HOST_LABEL] === hostname()).map((n) => n.Name);
 }
 
 /** Ids of the live containers this process owns (label `foresight.pid`), e.g. to check nothing is left. */

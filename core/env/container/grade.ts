@@ -25,6 +25,8 @@ import { forceRemove, ownerLabels, removeOnAbort } from './cleanup.ts';
 import { runExec } from './exec.ts';
 import { execRunner, type StateRun } from './run-report.ts';
 import { isSafeRelativePath, makeTar, type TarFile } from './tar.ts';
+import type { ServiceImageOptions } from '../services/image.ts';
+import { backendEnv, startService, type ServiceSession } from '../services/sidecar.ts';
 
 const RepoPath = z.string().refine(isSafeRelativePath, { message: 'must be a repo-relative path inside the repository' });
 
@@ -69,6 +71,13 @@ export interface GradeOptions {
   env?: Readonly<Record<string, string>>;
   /** The run's signal: an abort removes the container at once and throws its reason. */
   signal?: AbortSignal;
+  /**
+   * The row's database backend (`db_backend`): a service backend is started in a sidecar on an internal
+   * network next to the grading container, as validation ran it; sqlite or absent: none, no network.
+   */
+  backend?: string;
+  /** Where the service image's build lock and log go, and its base image's alias (a service backend only). */
+  service?: Pick<ServiceImageOptions, 'baseAlias' | 'lockDir' | 'log' | 'logDir'>;
 }
 
 /** A test's status in a graded run; `missing`: the run did not report it (not passing). */
@@ -173,24 +182,37 @@ const statusCode = (err: unknown): number | undefined => (err as { statusCode?: 
 export async function gradeInstance(opts: GradeOptions): Promise<GradeResult> {
   const t0 = Date.now();
   const { docker, signal } = opts;
+  // A malformed bundle is refused before any service starts.
+  GradingBundleSchema.parse(opts.bundle);
+  signal?.throwIfAborted();
+  // The row's database service (none for sqlite): started first, removed last.
+  const service = await startService({ backend: opts.backend ?? 'sqlite', docker, signal, ...opts.service });
+  try {
+    return await gradeWith(opts, service, t0);
+  } finally {
+    await service.close().catch(() => undefined);
+  }
+}
+
+async function gradeWith(opts: GradeOptions, service: ServiceSession, t0: number): Promise<GradeResult> {
+  const { docker, signal } = opts;
   const bundle = GradingBundleSchema.parse(opts.bundle);
   const limits = opts.limits ?? {};
   const timeoutSec = limits.timeoutSec ?? DEFAULT_LIMITS.runTimeoutSec;
   const memory = limits.memoryBytes ?? DEFAULT_LIMITS.memoryBytes;
-  signal?.throwIfAborted();
-
   let container: Docker.Container;
   try {
     container = await docker.createContainer({
       Image: opts.image,
       Cmd: ['sleep', 'infinity'],
       User: `${EVAL_UID}:${EVAL_UID}`,
-      Env: ['HOME=/tmp', ...Object.entries(opts.env ?? {}).map(([k, v]) => `${k}=${v}`)],
+      Env: ['HOME=/tmp', ...Object.entries(backendEnv(opts.env ?? {}, service)).map(([k, v]) => `${k}=${v}`)],
       WorkingDir: EVAL_REPO_PATH,
       Labels: ownerLabels(),
-      NetworkDisabled: true,
+      // Only a service's internal network (startService makes it --internal): nothing outside.
+      NetworkDisabled: service.network === null,
       HostConfig: {
-        NetworkMode: 'none',
+        NetworkMode: service.network ?? 'none',
         Memory: memory,
         MemorySwap: memory,
         PidsLimit: limits.pidsLimit ?? DEFAULT_LIMITS.pidsLimit,

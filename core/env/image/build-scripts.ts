@@ -1,5 +1,7 @@
 /** The shell scripts run in the env build container: the apt step and the install step (see core/env/README.md). */
 import type { Recipe } from '../recipes/schema.ts';
+import { getBackend } from '../services/registry.ts';
+import { SETTINGS_DIR } from '../services/types.ts';
 
 /** Inside env images. */
 export const VENV = '/opt/venv';
@@ -31,8 +33,29 @@ export function aptScript(recipe: Pick<Recipe, 'systemPackages'>): string | null
  */
 const SYSTEM_SITE_PYTHONS: ReadonlySet<string> = new Set(['3.9']);
 
+/**
+ * What a recipe's database backends need in the env image: each service's Python driver (the first of
+ * its candidates that installs) and its Django settings modules in SETTINGS_DIR (outside the work tree).
+ * Nothing for `sqlite` alone, so the keys of recipes without services do not change.
+ */
+function driverLines(backends: readonly string[]): string[] {
+  const lines: string[] = [];
+  for (const name of backends) {
+    const b = getBackend(name);
+    if (b.kind === 'none') continue;
+    const pip = b.drivers.map((d) => `pip install ${q(d)}`).join(' || ');
+    // Not fatal: the offline drivers are cp311 wheels, and the default backend must still build on other Pythons.
+    lines.push(`step ${q(pip)}`, `(${pip}) || echo ${q(`[foresight] no ${b.name} driver installs for this Python: the ${b.name} backend cannot run in this image`)}`);
+    for (const [file, text] of Object.entries(b.settings)) {
+      lines.push(`mkdir -p ${SETTINGS_DIR} && printf '%s' ${q(text)} >${SETTINGS_DIR}/${file} || fail $? ${q(`write ${SETTINGS_DIR}/${file}`)}`);
+    }
+  }
+  if (lines.length) lines.push(`chmod -R a+rX ${SETTINGS_DIR}`);
+  return lines;
+}
+
 /** The install step (no network): venv, clone of $FORESIGHT_COMMIT, the recipe's commands, cleanup. */
-export function installScript(recipe: Pick<Recipe, 'install' | 'runner'> & { python?: string }): string {
+export function installScript(recipe: Pick<Recipe, 'install' | 'runner'> & { python?: string; backends?: readonly string[] }): string {
   const venvArgs = recipe.python !== undefined && SYSTEM_SITE_PYTHONS.has(recipe.python) ? `--system-site-packages ${VENV}` : VENV;
   const lines = [
     'set -u',
@@ -55,6 +78,7 @@ export function installScript(recipe: Pick<Recipe, 'install' | 'runner'> & { pyt
   for (const cmd of recipe.install) {
     lines.push(`step ${q(cmd)}`, `(cd /tmp/testbed && sh -c ${q(cmd)}) || fail $? ${q(cmd)}`);
   }
+  lines.push(...driverLines(recipe.backends ?? []));
   if (recipe.runner === 'pytest') {
     const ensure = 'python -m pytest --version >/dev/null 2>&1 || pip install pytest';
     lines.push(`step ${q(ensure)}`, `(cd /tmp/testbed && ${ensure}) || fail $? ${q(ensure)}`);

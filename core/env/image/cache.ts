@@ -63,14 +63,15 @@ async function removeImage(docker: Docker, ref: string): Promise<boolean> {
  * Remove the least recently used env images beyond the `keep` most recent. Images in use by a
  * container are left alone. Returns the refs removed.
  */
-export async function pruneImages(opts: { keep: number; docker?: Docker; repository?: string }): Promise<string[]> {
+export async function pruneImages(opts: { keep: number; docker?: Docker; repository?: string; spare?: readonly string[] }): Promise<string[]> {
   if (!Number.isInteger(opts.keep) || opts.keep < 0) {
     throw new ForesightError(`pruneImages: keep must be a whole number ≥ 0, got ${opts.keep}`, { remedy: 'pass keep: N' });
   }
   const docker = opts.docker ?? connectDocker();
   const images = await listEnvImages({ docker, repository: opts.repository });
   const removed: string[] = [];
-  for (const img of images.slice(opts.keep)) if (await removeImage(docker, img.ref)) removed.push(img.ref);
+  const spare = new Set(opts.spare ?? []);
+  for (const img of images.slice(opts.keep)) if (!spare.has(img.ref) && (await removeImage(docker, img.ref))) removed.push(img.ref);
   return removed;
 }
 
@@ -87,7 +88,8 @@ export interface CachePolicyOptions {
 /** Apply the cache policy at the end of a run; returns the refs removed. See core/env/README.md. */
 export async function applyCachePolicy(level: CacheLevel, opts: CachePolicyOptions): Promise<string[]> {
   const docker = opts.docker ?? connectDocker();
-  if (level === 'env') return pruneImages({ keep: opts.keep ?? DEFAULT_ENV_KEEP, docker });
+  // This run's own images are never pruned: the stages after validate (emit's gold check) still need them.
+  if (level === 'env') return pruneImages({ keep: opts.keep ?? DEFAULT_ENV_KEEP, docker, spare: opts.used });
   const removed: string[] = [];
   for (const ref of new Set(opts.used)) if (await removeImage(docker, ref)) removed.push(ref);
   if (level === 'none') {

@@ -1,9 +1,14 @@
 /**
  * Detected recipes that verify themselves: the install candidates of a repository without a recipe file
- * (recipes/detect.ts) are built in order until one installs. An install failure moves to the next
- * candidate (a failing test never does: tests do not run here). The outcome of each era (the chosen
- * candidate, the rejected ones with a one-line reason) is saved in `data/<repo>/env-recipes.json` and
- * reused by the next run: a rejected candidate is not built again (an offline install is deterministic).
+ * (recipes/detect.ts) are built in order until one installs AND, when the caller gives a `verify` probe,
+ * its runner gives a trustworthy report at the PR's head (its own test files collected without an
+ * environment error: a missing module or plugin, an unknown option). An install failure or an unusable
+ * report moves to the next candidate; a failing test never does. When every candidate that installs gives
+ * an unusable report, the first of them is kept (marked `unverified`): the states then show the problem and
+ * validate excludes the chain as env_failed, never as evidence. The outcome of each era (the chosen
+ * candidate and its check, the rejected ones with the stage and a one-line reason) is saved in
+ * `data/<repo>/env-recipes.json` and reused by the next run: nothing rejected is built or probed again (an
+ * offline install is deterministic).
  *
  * An era is keyed by the keys of all its candidates (base image tag, recipe, dependency files' content).
  */
@@ -12,13 +17,36 @@ import { z } from 'zod';
 import { writeAtomic } from '../../artifacts.ts';
 import { ForesightError } from '../../errors.ts';
 import { fingerprint } from '../../fingerprint.ts';
+import type { StateRun } from '../container/run-report.ts';
 import type { RecipeCandidate } from '../recipes/detect.ts';
+import { runProblem } from '../runners/evidence.ts';
+import { getRunner } from '../runners/registry.ts';
+import type { Runner } from '../runners/types.ts';
 import { BASE_SCRIPT, baseImageTag } from './base.ts';
 import type { EnvImages } from './env-images.ts';
 import { releaseOf } from './release.ts';
 import { logLine } from './docker-image.ts';
 import { envImageKey } from './key.ts';
 import type { EnvImageRequest, EnvImageResult } from './types.ts';
+
+/**
+ * Candidates that install but give an unusable report before the first of them is kept: each costs a build
+ * and a run, and what the extras and requirement files cannot provide, more of them rarely do.
+ */
+const MAX_REPORT_REJECTIONS = 3;
+
+/**
+ * A project whose pytest config turns warnings into errors meets, offline, newer dependencies than its era's,
+ * whose deprecation warnings then fail its imports: the check is run again with them left as warnings (a test
+ * asserting a warning still sees it: pytest.warns records whatever the filters say). Not a build field: the
+ * same image.
+ */
+const DEPRECATIONS_AS_WARNINGS = { PYTEST_ADDOPTS: '-W ignore::DeprecationWarning -W ignore::PendingDeprecationWarning' };
+
+/** The candidate with the test-run environment its check needed. */
+function withEnv(c: RecipeCandidate, env: Record<string, string> | undefined): RecipeCandidate {
+  return env ? { ...c, recipe: { ...c.recipe, env: { ...c.recipe.env, ...env } } } : c;
+}
 
 /** The choice file's name under data/<repo>/. */
 export const CHOICE_FILE = 'env-recipes.json';
@@ -31,6 +59,12 @@ const TriedSchema = z.object({
   /** Why it was rejected (one line), or the env image it chose (`foresight-env:<key>`). */
   reason: z.string(),
   install: z.array(z.string()),
+  /** Where a rejected candidate failed: its install, or its report at the PR's head (absent in files written before the probe: install). */
+  stage: z.enum(['install', 'report', 'skipped']).optional(),
+  /** Test-run environment the chosen candidate's check needed beyond its recipe (warnings not turned into errors). */
+  env: z.record(z.string(), z.string()).optional(),
+  /** A chosen candidate's check at the PR's head (`trustworthy: ...`, `inconclusive: ...`, `unverified: ...`); absent: not probed yet. */
+  check: z.string().optional(),
 });
 
 const EraSchema = z.object({
@@ -49,15 +83,24 @@ export type TriedCandidate = z.infer<typeof TriedSchema>;
 export interface Rejection {
   label: string;
   reason: string;
+  /** What failed: the install, the report at the PR's head, or nothing was built (its cause is known). */
+  stage: 'install' | 'report' | 'skipped';
   /** True when this run built it; false when the choice file already said so. */
   built: boolean;
 }
+
+/**
+ * What a candidate's report at the PR's head says about the environment: `unusable` (the environment's
+ * fault: the next candidate is tried), `trustworthy`, or `inconclusive` (nothing to tell by: no test file,
+ * a timeout, no test collected; the candidate is kept).
+ */
+export type EnvCheck = { kind: 'trustworthy' | 'unusable' | 'inconclusive'; detail: string };
 
 type Ok = Extract<EnvImageResult, { ok: true }>;
 type Failed = Extract<EnvImageResult, { ok: false }>;
 
 export type ChosenEnv =
-  | { kind: 'ready'; candidate: RecipeCandidate; result: Ok; rejected: Rejection[] }
+  | { kind: 'ready'; candidate: RecipeCandidate; result: Ok; rejected: Rejection[]; /** The recorded check, e.g. `trustworthy: 12 tests ran`; null: no probe given. */ check: string | null }
   | { kind: 'failed'; rejected: Rejection[]; /** The last build that failed in this run, if any. */ last: Failed | null };
 
 /**
@@ -89,6 +132,58 @@ export interface ChooseEnvOptions {
   /** The env request without its recipe (each candidate brings its own). */
   req: Omit<EnvImageRequest, 'recipe'>;
   candidates: readonly [RecipeCandidate, ...RecipeCandidate[]];
+  /**
+   * Runs the candidate's runner at the PR's head in its image on the PR's test files (null: nothing to run,
+   * no test file); without it a candidate is chosen when it installs.
+   */
+  verify?: (image: string, candidate: RecipeCandidate) => Promise<StateRun | null>;
+}
+
+/** The line of a run's output that says why the environment failed: a missing module or plugin, an unknown option. */
+export function envErrorLine(output: string): string | null {
+  const lines = output.split('\n').map((l) => l.replace(/^E\s+/, '').trim()).filter(Boolean);
+  const tiers = [
+    /^(ModuleNotFoundError|ImportError): /,
+    /fixture '[^']+' not found/,
+    /error: unrecognized arguments: |^ERROR: usage: |^ERROR: /,
+    /^[A-Za-z_.]*(Error|Exception): /,
+  ];
+  for (const tier of tiers) {
+    const hit = [...lines].reverse().find((l) => tier.test(l));
+    if (hit) return hit.slice(0, 300);
+  }
+  return null;
+}
+
+/**
+ * Whether one run of the runner at a PR's head on its own test files shows a usable environment. Its own
+ * tests were merged there, so a file that cannot be collected, a runner that cannot start (no report, an
+ * undeclared exit code, a crash) or a test erroring on a fixture no installed plugin provides is the
+ * environment's fault; failing tests are not.
+ */
+export function checkReport(run: StateRun, exitCodes: Runner['exitCodes']): EnvCheck {
+  const why = (fallback: string): string => envErrorLine(run.outputTail) ?? fallback;
+  if (run.kind === 'timeout') return { kind: 'inconclusive', detail: `timed out after ${Math.round(run.durationMs / 1000)}s` };
+  if (run.kind === 'no_report') {
+    if (run.why === 'killed') return { kind: 'inconclusive', detail: 'the runner was killed' };
+    return { kind: 'unusable', detail: `no report (exit ${run.exitCode ?? 'none'}): ${why(run.outputTail.trim().split('\n').pop() ?? '')}` };
+  }
+  const { tests, collectionErrors } = run.parsed;
+  if (collectionErrors.length) return { kind: 'unusable', detail: `${collectionErrors.join(', ')} cannot be collected: ${why('collection error')}` };
+  // An exit code the runner does not declare (a usage or internal error: an unknown option, a plugin that
+  // failed) is the environment's, even with no test collected.
+  if (!exitCodes.ok.includes(run.exitCode) && !exitCodes.noTestsCollected.includes(run.exitCode)) {
+    return { kind: 'unusable', detail: `the test runner exited ${run.exitCode}: ${why(run.outputTail.trim().split('\n').pop() ?? '')}` };
+  }
+  const problem = runProblem(run, exitCodes);
+  if (problem?.kind === 'infra' && problem.reason === 'no_tests_collected') return { kind: 'inconclusive', detail: problem.detail };
+  if (problem) return { kind: 'unusable', detail: `${problem.detail.split(':')[0]}: ${why(problem.detail)}` };
+  const statuses = Object.values(tests);
+  const errored = statuses.filter((s) => s === 'error').length;
+  const missingFixture = /fixture '[^']+' not found/.exec(run.outputTail);
+  if (errored && missingFixture) return { kind: 'unusable', detail: `${errored} test(s) errored: ${missingFixture[0]}` };
+  const count = (s: string): number => statuses.filter((x) => x === s).length;
+  return { kind: 'trustworthy', detail: `${statuses.length} tests ran (${count('pass')} passed, ${count('fail')} failed, ${errored} errors, ${count('skip')} skipped)` };
 }
 
 /**
@@ -98,6 +193,7 @@ export interface ChooseEnvOptions {
 export class EnvChoices {
   private state: Promise<ChoiceFile> | null = null;
   private writing: Promise<void> = Promise.resolve();
+  private readonly choosing = new Map<string, Promise<ChosenEnv>>();
 
   constructor(readonly file: string) {}
 
@@ -137,52 +233,128 @@ export class EnvChoices {
     return this.load();
   }
 
-  /** The first candidate that installs at `req.commit`, reusing what earlier runs learned. */
+  /** The first candidate that installs at `req.commit` (and gives a usable report there), reusing what earlier runs learned. */
   async choose(opts: ChooseEnvOptions): Promise<ChosenEnv> {
-    const { images, req, candidates } = opts;
+    const { req, candidates } = opts;
     // Keyed by the base's tag (the build script's hash per release), not its id: no base is built to look up a choice.
     const keys = await Promise.all(
       candidates.map(async (c) => (await envImageKey({ clone: req.clone, commit: req.commit, recipe: c.recipe, baseId: await baseImageTag(BASE_SCRIPT, releaseOf(c.recipe.python)) })).key),
     );
     const eraKey = fingerprint('foresight-env-choice/1', keys).slice(0, 24);
+    // Chains of one era asking at once (validate's jobs, its image look-ahead) share one choice: one build, one check.
+    const inflight = this.choosing.get(eraKey);
+    if (inflight) return inflight;
+    const choice = this.chooseEra(opts, keys, eraKey).finally(() => this.choosing.delete(eraKey));
+    this.choosing.set(eraKey, choice);
+    return choice;
+  }
+
+  private async chooseEra(opts: ChooseEnvOptions, keys: string[], eraKey: string): Promise<ChosenEnv> {
+    const { images, req, candidates, verify } = opts;
     const known = (await this.load()).eras[eraKey];
     const before = new Map((known?.tried ?? []).map((t) => [t.envKey, t]));
 
     const tried: TriedCandidate[] = [];
     const rejected: Rejection[] = [];
     let last: Failed | null = null;
+    let learned = false;
+    // The first candidate that installed but gave an unusable report: kept when none gives a usable one.
+    let fallback: { at: number; candidate: RecipeCandidate; result: Ok; detail: string } | null = null;
     const backendMissing = new Map<string, string>();
+    const editableUnsupported = new Map<string, string>();
+    // Labels of the isolated candidates that installed: their no-isolation twin installs the same packages.
+    const installed = new Set<string>();
+    let reportRejections = 0;
+    const short = req.commit.slice(0, 10);
+    const record = async (chosen: string | null): Promise<void> => {
+      if (!known || known.chosen !== chosen || learned) await this.save(eraKey, { commit: known?.commit ?? req.commit, chosen, tried, updated: new Date().toISOString() });
+    };
+    const ready = async (c: RecipeCandidate, res: Ok, check: string | null): Promise<ChosenEnv> => {
+      await record(c.label);
+      if (learned && rejected.length) logLine(req.log, `install candidate "${c.label}" chosen at ${short}${check ? ` (${check})` : ''} (rejected: ${rejected.map((r) => `"${r.label}" [${r.stage}]: ${r.reason}`).join('; ')})`);
+      return { kind: 'ready', candidate: c, result: res, rejected, check };
+    };
     for (const [i, c] of candidates.entries()) {
       const key = keys[i]!;
       const prior = before.get(key);
-      const reject = async (reason: string, built: boolean): Promise<void> => {
-        tried.push({ label: c.label, envKey: key, outcome: 'rejected', reason, install: c.recipe.install });
-        rejected.push({ label: c.label, reason, built });
+      const reject = (reason: string, stage: Rejection['stage'], built: boolean): void => {
+        tried.push({ label: c.label, envKey: key, outcome: 'rejected', reason, install: c.recipe.install, stage });
+        rejected.push({ label: c.label, reason, stage, built });
       };
       if (prior?.outcome === 'rejected') {
-        await reject(prior.reason, false);
+        reject(prior.reason, prior.stage ?? 'install', false);
+        continue;
+      }
+      const noEditable = editableUnsupported.get(c.recipe.python);
+      if (noEditable !== undefined) {
+        reject(`not built: this Python's pip cannot install the project in editable mode (${noEditable})`, 'skipped', false);
         continue;
       }
       const missing = backendMissing.get(c.recipe.python);
       if (c.isolated && missing !== undefined) {
-        await reject(`not built: the build backend cannot be installed offline (${missing})`, false);
+        reject(`not built: the build backend cannot be installed offline (${missing})`, 'skipped', false);
         continue;
       }
-      if (i > 0 && prior === undefined) logLine(req.log, `trying install candidate ${i + 1}/${candidates.length} "${c.label}" at ${req.commit.slice(0, 10)}`);
-      const res = await images.envImageFor({ ...req, recipe: c.recipe });
-      if (res.ok) {
-        tried.push({ label: c.label, envKey: key, outcome: 'chosen', reason: res.image, install: c.recipe.install });
-        const changed = !known || known.chosen !== c.label || rejected.some((r) => r.built);
-        if (changed) await this.save(eraKey, { commit: known?.commit ?? req.commit, chosen: c.label, tried, updated: new Date().toISOString() });
-        if (rejected.some((r) => r.built)) logLine(req.log, `install candidate "${c.label}" chosen at ${req.commit.slice(0, 10)} (rejected: ${rejected.map((r) => `"${r.label}": ${r.reason}`).join('; ')})`);
-        return { kind: 'ready', candidate: c, result: res, rejected };
+      const twin = c.label.replace('no-isolation ', '');
+      if (!c.isolated && installed.has(twin)) {
+        reject(`not built: "${twin}" installs the same packages`, 'skipped', false);
+        continue;
       }
-      last = res;
-      const reason = rejectionReason(res.detail);
-      if (c.isolated && backendUnavailable(res.detail)) backendMissing.set(c.recipe.python, `"${c.label}": ${reason}`);
-      await reject(reason, true);
+      if (fallback && reportRejections >= MAX_REPORT_REJECTIONS) {
+        reject(`not built: ${MAX_REPORT_REJECTIONS} candidates installed without a usable report`, 'skipped', false);
+        continue;
+      }
+      if (i > 0 && prior === undefined) logLine(req.log, `trying install candidate ${i + 1}/${candidates.length} "${c.label}" at ${short}`);
+      const res = await images.envImageFor({ ...req, recipe: c.recipe });
+      if (!res.ok) {
+        last = res;
+        learned = true;
+        const reason = rejectionReason(res.detail);
+        if (c.isolated && backendUnavailable(res.detail)) backendMissing.set(c.recipe.python, `"${c.label}": ${reason}`);
+        // An old pip (bullseye's 20.3) and a pyproject-only project: every editable candidate of this Python fails alike.
+        if (/cannot be installed in editable mode/.test(reason)) editableUnsupported.set(c.recipe.python, `"${c.label}"`);
+        reject(reason, 'install', true);
+        continue;
+      }
+      if (c.isolated) installed.add(c.label);
+      // A check recorded by an earlier run is reused; a choice recorded before probes existed is probed now.
+      let check = prior?.check ?? null;
+      let env = prior?.env;
+      if (check === null && verify) {
+        logLine(req.log, `checking install candidate "${c.label}" at ${short}: its runner on the PR's test files`);
+        const probe = async (cand: RecipeCandidate): Promise<EnvCheck> => {
+          const run = await verify(res.image, cand);
+          return run === null ? { kind: 'inconclusive', detail: 'no test file to run' } : checkReport(run, getRunner(cand.recipe.runner).exitCodes);
+        };
+        let v = await probe(c);
+        if (v.kind === 'unusable' && c.recipe.runner === 'pytest' && /\b(Pending)?DeprecationWarning\b/.test(v.detail) && c.recipe.env['PYTEST_ADDOPTS'] === undefined) {
+          const relaxed = await probe(withEnv(c, DEPRECATIONS_AS_WARNINGS));
+          if (relaxed.kind !== 'unusable') {
+            env = DEPRECATIONS_AS_WARNINGS;
+            v = { kind: relaxed.kind, detail: `${relaxed.detail}; deprecation warnings left as warnings (${v.detail})` };
+          }
+        }
+        learned = true;
+        if (v.kind === 'unusable') {
+          fallback ??= { at: tried.length, candidate: c, result: res, detail: v.detail };
+          reportRejections++;
+          reject(`unusable report: ${v.detail}`, 'report', true);
+          continue;
+        }
+        check = `${v.kind}: ${v.detail}`;
+      }
+      tried.push({ label: c.label, envKey: key, outcome: 'chosen', reason: res.image, install: c.recipe.install, ...(env ? { env } : {}), ...(check !== null ? { check } : {}) });
+      return ready(withEnv(c, env), res, check);
     }
-    if (!known || rejected.some((r) => r.built)) await this.save(eraKey, { commit: known?.commit ?? req.commit, chosen: null, tried, updated: new Date().toISOString() });
+    if (fallback) {
+      // Every candidate that installs gives an unusable report: the first is kept, and says so.
+      const check = `unverified: no candidate gave a usable report (${fallback.detail})`;
+      const { candidate: c, result: res } = fallback;
+      tried[fallback.at] = { label: c.label, envKey: tried[fallback.at]!.envKey, outcome: 'chosen', reason: res.image, install: c.recipe.install, check };
+      rejected.splice(rejected.findIndex((r) => r.label === c.label), 1);
+      return ready(c, res, check);
+    }
+    await record(null);
     return { kind: 'failed', rejected, last };
   }
 }

@@ -127,6 +127,87 @@ export interface DetectedCandidates {
   reasons: string[];
 }
 
+/**
+ * Prints the requirements an extra adds to the project installed from /tmp/testbed (read from its installed
+ * metadata, so setup.py's computed extras count too), one per line without the marker.
+ */
+const EXTRA_REQS_PY = [
+  'import importlib.metadata as m, json, sys',
+  'from pip._vendor.packaging.requirements import Requirement',
+  'for d in m.distributions():',
+  '    try:',
+  '        url = json.loads(d.read_text("direct_url.json") or "{}").get("url", "")',
+  '    except Exception:',
+  '        url = ""',
+  '    if url.rstrip("/") != "file:///tmp/testbed" and not str(d.locate_file("")).startswith("/tmp/testbed"):',
+  '        continue',
+  '    for r in d.requires or []:',
+  '        q = Requirement(r)',
+  '        if q.marker is not None and q.marker.evaluate({"extra": sys.argv[1]}) and not q.marker.evaluate({"extra": ""}):',
+  '            q.marker = None',
+  '            print(q)',
+  '    break',
+].join('\n');
+
+/**
+ * A shell function installing one requirement, else the same without its version pin (the offline wheels
+ * hold other versions than an old `==` pin), else skipping it with a line in the build log.
+ */
+const TRY_REQ = `try_req() { pip install "$@" || { n=$(printf '%s' "$*" | sed -E 's/[[:space:]]*(;|[<>=!~]).*//'); [ "$n" != "$*" ] && pip install "$n"; } || echo "foresight: skipped $*"; }`;
+
+/**
+ * Installs what an extra adds one requirement at a time, skipping those the offline wheels lack (a dev-only
+ * tool such as autoflake or pandas-stubs), after the project itself.
+ */
+export function bestEffortExtra(extra: string): string {
+  return `${TRY_REQ}; python -c ${shQuote(EXTRA_REQS_PY)} ${shQuote(extra)} > /tmp/foresight-extra.txt && while read -r r; do try_req "$r"; done < /tmp/foresight-extra.txt`;
+}
+
+/** Installs each line of a requirements file alone (options such as `-e .[full]` or `-r x.txt` kept), comments dropped. */
+export function bestEffortFile(file: string): string {
+  return `${TRY_REQ}; sed -e 's/^#.*//' -e 's/[[:space:]]#.*//' ${shQuote(file)} | while read -r r; do if [ -n "$r" ]; then try_req $r; fi; done`;
+}
+
+/** Installs each requirement alone, skipping those the offline wheels lack. */
+export function bestEffortEach(reqs: readonly string[]): string {
+  return `${TRY_REQ}; for r in ${reqs.map(shQuote).join(' ')}; do try_req "$r"; done`;
+}
+
+/**
+ * PEP 735 `[dependency-groups]` of a pyproject.toml: each group's requirement strings, `{ include-group = "x" }`
+ * entries resolved (cycles cut). Best effort: arrays of quoted strings and inline tables, comments dropped.
+ */
+export function dependencyGroups(pyproject: string): Map<string, string[]> {
+  const block = /^\s*\[\s*dependency-groups\s*\]([\s\S]*?)(?=^\s*\[[^\]"']|(?![\s\S]))/m.exec(pyproject)?.[1] ?? '';
+  const raw = new Map<string, Array<string | { include: string }>>();
+  const noComments = block.split('\n').map((l) => l.replace(/^((?:[^#"']|"[^"]*"|'[^']*')*)#.*$/, '$1')).join('\n');
+  for (const m of noComments.matchAll(/^\s*"?([A-Za-z0-9][A-Za-z0-9._-]*)"?\s*=\s*\[([\s\S]*?)\]\s*$/gm)) {
+    const items: Array<string | { include: string }> = [];
+    for (const it of m[2]!.matchAll(/\{\s*include-group\s*=\s*["']([^"']+)["']\s*\}|"([^"]*)"|'([^']*)'/g)) {
+      if (it[1] !== undefined) items.push({ include: it[1] });
+      else items.push((it[2] ?? it[3])!);
+    }
+    raw.set(m[1]!, items);
+  }
+  const resolve = (name: string, path: string[]): string[] => {
+    if (path.includes(name)) return [];
+    const out: string[] = [];
+    for (const it of raw.get(name) ?? []) {
+      for (const r of typeof it === 'string' ? [it] : resolve(it.include, [...path, name])) if (!out.includes(r)) out.push(r);
+    }
+    return out;
+  };
+  return new Map([...raw.keys()].map((k) => [k, resolve(k, [])]));
+}
+
+/** pytest 9 (2025-11-08) dropped what older suites use (py.path `path` arguments of hooks): before it, pytest 8. */
+const PYTEST_9_RELEASED = '2025-11-08';
+
+/** The pytest install of a commit's era (pip keeps a pytest the project's own requirements already installed, if it fits). */
+export function pytestFor(commitDate: string): string {
+  return commitDate.slice(0, 10) < PYTEST_9_RELEASED ? "pip install 'pytest<9'" : 'pip install pytest';
+}
+
 /** The package names of `[build-system] requires` (versions dropped: an old pin is what fails offline). */
 export function buildRequires(pyproject: string): string[] {
   const block = /^\s*\[\s*build-system\s*\]([\s\S]*?)(?=^\s*\[|(?![\s\S]))/m.exec(pyproject)?.[1] ?? '';
@@ -162,6 +243,7 @@ export async function detectCandidates(clone: string, commit: string): Promise<D
   const recipe = (runner: 'pytest' | 'django', install: string[]): Recipe =>
     RecipeSchema.parse({ runner, install, dependencyFiles: [...DEFAULT_DEPENDENCY_FILES] });
 
+  const pytestInstall = pytestFor((await git(clone, ['show', '-s', '--format=%cI', '--end-of-options', commit])).trim());
   const pyproject = await read('pyproject.toml');
   const setupPy = await read('setup.py');
   const setupCfg = await read('setup.cfg');
@@ -193,7 +275,7 @@ export async function detectCandidates(clone: string, commit: string): Promise<D
       install.push('pip install -r requirements.txt');
       reasons.push('requirements.txt without an installable project: pip install -r');
     }
-    install.push('pip install pytest');
+    install.push(pytestInstall);
     if (!testReq && !has.has('requirements.txt')) reasons.push('no project metadata: pytest only');
     const label = ['no project', ...(testReq ? [testReq] : []), ...(has.has('requirements.txt') ? ['requirements.txt'] : [])].join(' + ');
     return { candidates: [{ label, recipe: recipe('pytest', install), isolated: true }], reasons };
@@ -203,17 +285,41 @@ export async function detectCandidates(clone: string, commit: string): Promise<D
     `${setupPy !== undefined ? 'setup.py' : 'pyproject.toml'}: pip install -e .${extras.length ? ` (declares ${extras.map((e) => `"${e}"`).join(', ')})` : ''}`,
   );
   if (testReq) reasons.push(`${testReq}: pip install -r`);
-  // [target, with the test requirements file]: each extra, then the bare project, then the project and pytest alone.
-  const targets: Array<[string, boolean]> = [...extras.map((e): [string, boolean] => [`.[${e}]`, true]), ['.', true]];
-  if (testReq) targets.push(['.', false]);
+  // [target, with the test requirements file, extra installed one requirement at a time]: each extra, then
+  // each extra's installable requirements (when the whole extra fails on one the offline wheels lack), then
+  // the bare project, then the project and pytest alone.
+  // Then each PEP 735 dependency group's requirements, one at a time (any pip; the same skips).
+  const groups = pyproject !== undefined ? dependencyGroups(pyproject) : new Map<string, string[]>();
+  const seen = new Set<string>();
+  const groupNames = EXTRA_NAMES.filter((g) => {
+    const reqs = groups.get(g);
+    if (!reqs?.length || seen.has(reqs.join('\n'))) return false;
+    seen.add(reqs.join('\n'));
+    return true;
+  });
+  if (groupNames.length) reasons.push(`dependency groups ${groupNames.map((g) => `"${g}"`).join(', ')}: installed one requirement at a time`);
+  // A requirements file naming the test tools: the test one, else a top-level requirements.txt (often the
+  // project's dev setup, with exact pins), installed line by line after the whole-file candidates.
+  const reqFile = testReq ?? (has.has('requirements.txt') ? 'requirements.txt' : undefined);
+  type Target = { target: string; withReq: boolean; partial: { extra: string } | { group: string } | { file: string } | null };
+  const targets: Target[] = [
+    ...extras.map((e): Target => ({ target: `.[${e}]`, withReq: true, partial: null })),
+    ...extras.map((e): Target => ({ target: '.', withReq: true, partial: { extra: e } })),
+    ...groupNames.map((g): Target => ({ target: '.', withReq: true, partial: { group: g } })),
+    { target: '.', withReq: true, partial: null },
+  ];
+  if (reqFile) targets.push({ target: '.', withReq: false, partial: { file: reqFile } });
+  if (testReq) targets.push({ target: '.', withReq: false, partial: null });
   const candidates: RecipeCandidate[] = [];
   for (const isolated of [true, false]) {
-    for (const [target, withReq] of targets) {
+    for (const { target, withReq, partial } of targets) {
       const install = isolated ? [] : [backendInstall(requires)];
       install.push(`pip install${isolated ? '' : ' --no-build-isolation'} -e ${shQuote(target)}`);
+      if (partial !== null) install.push('extra' in partial ? bestEffortExtra(partial.extra) : 'group' in partial ? bestEffortEach(groups.get(partial.group)!) : bestEffortFile(partial.file));
       if (withReq && testReq) install.push(`pip install -r ${shQuote(testReq)}`);
-      install.push('pip install pytest');
-      const label = `${isolated ? '' : 'no-isolation '}${target}${withReq && testReq ? ` + ${testReq}` : ''}${!withReq ? ' + pytest' : ''}`;
+      install.push(pytestInstall);
+      const what = partial === null ? target : 'extra' in partial ? `. + installable [${partial.extra}]` : 'group' in partial ? `. + installable group ${partial.group}` : `. + installable ${partial.file}`;
+      const label = `${isolated ? '' : 'no-isolation '}${what}${withReq && testReq ? ` + ${testReq}` : ''}${!withReq && partial === null ? ' + pytest' : ''}`;
       candidates.push({ label, recipe: recipe('pytest', install), isolated });
     }
   }

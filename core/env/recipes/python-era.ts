@@ -6,7 +6,7 @@
  *  - its constraint: `requires-python` / `python_requires`;
  *  - the commit date, when it names no version (before Python 3.10, 2021-10-04: 3.9).
  * 3.11 is preferred whenever it fits (the offline wheels are mostly cp311); a project whose newest named
- * Python is older than 3.11 gets 3.9 first, as code of that era may not run on 3.11
+ * Python is older than 3.10 gets 3.9 first, as code of that era may not run on 3.11
  * (`from collections import Iterator`). Only Pythons the constraint allows are candidates (all of them
  * when it allows none of ours).
  */
@@ -105,7 +105,9 @@ export function rankPythons(input: { named: string[]; constraint: string | null;
   let wanted: EraPython;
   if (named.length) {
     const newest = parseVersion(named.at(-1)!)!;
-    wanted = cmp(newest, [3, 11]) >= 0 ? '3.11' : '3.9';
+    // 3.10 code runs on 3.11 far more often than on 3.9, whose packages (Debian bullseye's, 2021) are too
+    // old for it and for which most local wheels do not exist (they need 3.10+).
+    wanted = cmp(newest, [3, 10]) >= 0 ? '3.11' : '3.9';
     reasons.push(`names Python ${named.join(', ')}: ${wanted} first`);
   } else {
     wanted = input.date.slice(0, 10) < PY310_RELEASE ? '3.9' : '3.11';

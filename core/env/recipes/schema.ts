@@ -11,6 +11,7 @@ import { z } from 'zod';
 import { ForesightError } from '../../errors.ts';
 import { matchesAny, matchesGlob } from '../../glob.ts';
 import { runners } from '../runners/registry.ts';
+import { backendNames, DEFAULT_BACKEND } from '../services/registry.ts';
 
 /**
  * The runner names a recipe may use: the registry's keys, so a runner registered there is usable in a
@@ -75,6 +76,16 @@ export const RecipeSchema = z
     ignoreTests: z.array(z.string().min(1, 'must not be empty')).default([]),
     /** When set, only test files matching one of these globs are run. */
     testFiles: z.array(Glob).min(1, 'omit the field instead of an empty list').optional(),
+    /**
+     * Database backends, in order (core/env/services/): a chain runs on the first; when its tests are
+     * skipped there (pr1/pr2_tests_skipped) it runs again on the next. `sqlite` needs no service; the
+     * others run as a sidecar, and their Python driver is installed in the env image.
+     */
+    backends: z
+      .array(z.enum(backendNames(), { error: `must be one of: ${backendNames().join(', ')}` }))
+      .min(1, 'omit the field instead of an empty list')
+      .refine((b) => new Set(b).size === b.length, 'must not name a backend twice')
+      .default([DEFAULT_BACKEND]),
   })
   .strict();
 

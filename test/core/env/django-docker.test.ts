@@ -226,6 +226,15 @@ function makeRepo(dir: string): { A: string; B: string; C: string; D: string } {
     '    def test_deep(self):',
     '        pass',
   ]);
+  write(dir, 'tests/gis_tests/__init__.py', []);
+  write(dir, 'tests/gis_tests/tests.py', [
+    'from django.test import SimpleTestCase',
+    '',
+    '',
+    'class GisTests(SimpleTestCase):',
+    '    def test_geometry(self):',
+    '        pass',
+  ]);
   git(dir, 'add', '-A');
   git(dir, 'commit', '-qm', 'C');
   const C = git(dir, 'rev-parse', 'HEAD');
@@ -341,6 +350,22 @@ describe.skipIf(skip)('django runner (Docker, Django-style repository)', () => {
       collectionErrors: ['tests/probe/test_attr.py', 'tests/probe/test_broken.py'],
     });
     expect(run.outputTail).toContain('[foresight-django] ignored tests/test_sqlite.py: not a module of a test app under tests/');
+  });
+
+  it('gis_tests labels are left out unless the database is PostGIS (runtests.py would abort the whole run)', async () => {
+    const files = ['tests/gis_tests/tests.py', 'tests/probe/deep/tests.py'];
+    const run = await env.runState({ checkout: revs.C, overlay: null, testFiles: files });
+    expect(run.kind, run.outputTail).toBe('report');
+    expect(run.parsed).toEqual({ tests: { 'test_deep (probe.deep.tests.DeepTests)': 'pass' }, collectionErrors: [] });
+    expect(run.outputTail).toContain('ignored tests/gis_tests/tests.py: gis_tests need a GIS database backend');
+    const gis = await openChainEnv({ gitDir: gitDir(), image: IMAGE, runner: djangoRunner, docker, env: { FORESIGHT_DB: 'postgis' } });
+    try {
+      const withGis = await gis.runState({ checkout: revs.C, overlay: null, testFiles: files });
+      expect(withGis.kind, withGis.outputTail).toBe('report');
+      expect(withGis.parsed.tests).toEqual({ 'test_geometry (gis_tests.tests.GisTests)': 'pass', 'test_deep (probe.deep.tests.DeepTests)': 'pass' });
+    } finally {
+      await gis.close();
+    }
   });
 
   it('runs as uid 65534, imports the checkout, in a cleaned tree', async () => {

@@ -22,6 +22,7 @@ import {
 } from '../../../core/env/index.ts';
 import { ownerLabels } from '../../../core/env/container/cleanup.ts';
 import { runExec } from '../../../core/env/container/exec.ts';
+import { ChainEnvPool } from '../../../core/env/container/pool.ts';
 import { pytestRunner } from '../../../core/env/runners/pytest/index.ts';
 
 const docker = connectDocker();
@@ -179,6 +180,54 @@ describe.skipIf(skip)('chain env (Docker)', () => {
       'tests/test_calc.py::test_add_zero': 'pass',
       'tests/test_calc.py::test_add': 'pass',
     });
+  });
+
+  it('compiled modules kept between states never stand for a changed file of the same size', async () => {
+    // calc.py is as long at A as at B: only its mtime tells the cached .pyc is stale.
+    const outcomes: string[] = [];
+    for (const checkout of [revs.A, revs.B, revs.A, revs.B]) {
+      const run = await env.runState({ checkout, overlay: revs.B, testFiles: ['tests/test_calc.py'] });
+      expect(run.kind, run.outputTail).toBe('report');
+      outcomes.push(run.kind === 'report' ? (run.parsed.tests['tests/test_calc.py::test_add'] ?? 'absent') : run.kind);
+    }
+    expect(outcomes).toEqual(['fail', 'pass', 'fail', 'pass']);
+    const cached = await runExec(docker.getContainer(env.containerId), ['sh', '-c', 'find /tmp/testbed.pycache -name "calc*.pyc" | wc -l'], { capture: 'stdout' });
+    expect(Number(cached.text.trim())).toBeGreaterThan(0);
+  });
+
+  it('a pooled container is reused by the next chain only after a reset: no stray process, nothing left in /tmp', async () => {
+    const pool = new ChainEnvPool(docker, 1);
+    const STRAYS = 'for d in /proc/[0-9]*; do tr "\\0" " " <"$d/cmdline" 2>/dev/null; echo; done | grep -c "^sleep 300 "';
+    const open = () => openChainEnv({ gitDir: gitDir(), image: IMAGE, runner: pytestRunner, docker });
+    const first = await pool.acquire(IMAGE, open);
+    expect(first.reused).toBe(false);
+    const c = docker.getContainer(first.env.containerId);
+    try {
+      expect((await first.env.runState({ checkout: revs.A, overlay: revs.B, testFiles: ['tests/test_calc.py'] })).kind).toBe('report');
+      // What a test could leave behind: a daemon and a file.
+      await runExec(c, ['sh', '-c', 'nohup sleep 300 >/dev/null 2>&1 & echo x > /tmp/leftover'], { capture: 'combined' });
+      const before = await runExec(c, ['sh', '-c', STRAYS], { capture: 'stdout' });
+      expect(Number(before.text.trim())).toBe(1);
+      await pool.release(IMAGE, first.env);
+      // A second container released while one is idle is removed, not kept.
+      const extra = await open();
+      await pool.release(IMAGE, extra);
+      expect(await isGone(extra.containerId)).toBe(true);
+
+      const again = await pool.acquire(IMAGE, open);
+      expect(again).toEqual({ env: first.env, reused: true });
+      const after = await runExec(c, ['sh', '-c', `${STRAYS}; ls -A /tmp`], { capture: 'stdout' });
+      const [procs, ...tmpFiles] = after.text.trim().split('\n');
+      expect(Number(procs)).toBe(0);
+      expect(tmpFiles.sort()).toEqual(['.gitconfig', 'testbed', 'testbed.pycache', 'testbed.stamp']);
+      const run = await again.env.runState({ checkout: revs.B, overlay: null, testFiles: ['tests/test_calc.py'] });
+      expect(run.kind === 'report' && run.parsed.tests).toEqual({ 'tests/test_calc.py::test_add_zero': 'pass', 'tests/test_calc.py::test_add': 'pass' });
+      await pool.release(IMAGE, again.env);
+      expect(pool.stats).toEqual({ opened: 1, reused: 1, discarded: 0 });
+    } finally {
+      await pool.close();
+    }
+    expect(await isGone(first.env.containerId)).toBe(true);
   });
 
   it('a test file that does not exist at the checkout is simply absent', async () => {

@@ -319,8 +319,10 @@ describe.skipIf(skip)('env images (real Docker, offline)', () => {
     try {
       await touchImage(`${repository}:a`); // a is now the most recently used, b the least
       expect((await listEnvImages({ repository })).map((i) => i.ref)).toEqual([`${repository}:a`, `${repository}:c`, `${repository}:b`]);
-      expect(await pruneImages({ keep: 2, repository })).toEqual([`${repository}:b`]);
-      expect((await listEnvImages({ repository })).map((i) => i.ref).sort()).toEqual([`${repository}:a`, `${repository}:c`]);
+      // The run's own images are spared whatever their age (emit still needs them).
+      expect(await pruneImages({ keep: 1, repository, spare: [`${repository}:b`] })).toEqual([`${repository}:c`]);
+      expect((await listEnvImages({ repository })).map((i) => i.ref).sort()).toEqual([`${repository}:a`, `${repository}:b`]);
+      expect(await pruneImages({ keep: 1, repository })).toEqual([`${repository}:b`]);
     } finally {
       await pruneImages({ keep: 0, repository });
     }

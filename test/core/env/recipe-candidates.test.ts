@@ -22,7 +22,7 @@ import {
   isDockerReachable,
   rejectionReason,
 } from '../../../core/env/index.ts';
-import { buildRequires } from '../../../core/env/recipes/detect.ts';
+import { bestEffortEach, bestEffortExtra, bestEffortFile, buildRequires, dependencyGroups, pytestFor } from '../../../core/env/recipes/detect.ts';
 import { loadRecipe } from '../../../core/env/recipes/load.ts';
 import { namedVersions, rankPythons, requiresPython, satisfies } from '../../../core/env/recipes/python-era.ts';
 import { gitRepo, type GitRepo } from '../../helpers/git-repo.ts';
@@ -33,6 +33,8 @@ const skip = !reachable && !process.env['CI'];
 if (skip) console.warn('[recipe-candidates.test] SKIPPED: Docker is not reachable and CI is unset');
 
 const DATE = '2024-01-01T00:00:00Z';
+/** The pytest of a 2024 commit: before pytest 9, whose removals older suites trip on. */
+const PYTEST_8 = "pip install 'pytest<9'";
 /** New dependency files each run: the builds really build. */
 const NONCE = randomBytes(6).toString('hex');
 
@@ -76,27 +78,70 @@ describe('install candidates (detection)', () => {
     expect(candidates.map((c) => c.label)).toEqual([
       '.[dev] + requirements-test.txt',
       '.[test] + requirements-test.txt',
+      '. + installable [dev] + requirements-test.txt',
+      '. + installable [test] + requirements-test.txt',
       '. + requirements-test.txt',
+      '. + installable requirements-test.txt',
       '. + pytest',
       'no-isolation .[dev] + requirements-test.txt',
       'no-isolation .[test] + requirements-test.txt',
+      'no-isolation . + installable [dev] + requirements-test.txt',
+      'no-isolation . + installable [test] + requirements-test.txt',
       'no-isolation . + requirements-test.txt',
+      'no-isolation . + installable requirements-test.txt',
       'no-isolation . + pytest',
     ]);
-    expect(candidates[3]!.recipe.install).toEqual(['pip install -e .', 'pip install pytest']);
-    expect(candidates[4]!.recipe.install).toEqual([
+    expect(candidates[6]!.recipe.install).toEqual(['pip install -e .', PYTEST_8]);
+    expect(candidates[5]!.recipe.install).toEqual(['pip install -e .', bestEffortFile('requirements-test.txt'), PYTEST_8]);
+    expect(candidates[2]!.recipe.install).toEqual(['pip install -e .', bestEffortExtra('dev'), 'pip install -r requirements-test.txt', PYTEST_8]);
+    expect(candidates[7]!.recipe.install).toEqual([
       'pip install setuptools wheel',
       "pip install --no-build-isolation -e '.[dev]'",
       'pip install -r requirements-test.txt',
-      'pip install pytest',
+      PYTEST_8,
     ]);
-    expect(candidates.map((c) => c.isolated)).toEqual([true, true, true, true, false, false, false, false]);
+    expect(candidates.map((c) => c.isolated)).toEqual([...Array(7).fill(true), ...Array(7).fill(false)]);
   });
 
   it('3.9\'s venv sees Debian\'s packages (the offline wheels lack the backports pytest needs there); 3.11\'s does not', () => {
     expect(installScript({ runner: 'pytest', install: [], python: '3.9' })).toContain('python3 -m venv --system-site-packages /opt/venv ||');
     expect(installScript({ runner: 'pytest', install: [], python: '3.11' })).toContain('python3 -m venv /opt/venv ||');
     expect(installScript({ runner: 'pytest', install: [], python: '3.11' })).not.toContain('system-site');
+  });
+
+  it('PEP 735 dependency groups (no extras): each test/dev group is installed one requirement at a time, includes resolved', async () => {
+    const groups = dependencyGroups([
+      '[project]', 'name = "g"', '', '[dependency-groups]',
+      'tests-extra = [\'cloudpickle; platform_python_implementation == "CPython"\']',
+      'tests = [', '  { include-group = "tests-extra" },', '  # a comment', '  "hypothesis",', '  "pympler",', ']',
+      'dev = [{ include-group = "tests" }]', 'docs = ["sphinx"]', '', '[tool.x]', 'y = ["z"]', '',
+    ].join('\n'));
+    expect(groups.get('tests')).toEqual(['cloudpickle; platform_python_implementation == "CPython"', 'hypothesis', 'pympler']);
+    expect(groups.get('dev')).toEqual(groups.get('tests'));
+    expect(groups.has('y')).toBe(false);
+    const { dir, sha } = await repoWith({
+      'pyproject.toml': '[build-system]\nrequires = ["hatchling"]\nbuild-backend = "hatchling.build"\n\n[project]\nname = "g"\nversion = "1"\n\n[dependency-groups]\ntests = ["hypothesis"]\ndev = [{ include-group = "tests" }]\n',
+    });
+    const { candidates } = await detectCandidates(dir, sha);
+    // dev and tests resolve to the same requirements: one candidate.
+    expect(candidates.slice(0, 2).map((c) => c.label)).toEqual(['. + installable group dev', '.']);
+    expect(candidates[0]!.recipe.install).toEqual(['pip install -e .', bestEffortEach(['hypothesis']), PYTEST_8]);
+    expect(bestEffortEach(['a b'])).toMatch(/; for r in 'a b'; do try_req "\$r"; done$/);
+  });
+
+  it('an installable project whose only requirements file is a top-level requirements.txt (exact pins, dev tools) gets it line by line', async () => {
+    const { dir, sha } = await repoWith({
+      'pyproject.toml': '[build-system]\nrequires = ["hatchling"]\nbuild-backend = "hatchling.build"\n\n[project]\nname = "r"\nversion = "1"\n',
+      'requirements.txt': '-e .[full]\npytest==8.4.1\n',
+    });
+    const { candidates } = await detectCandidates(dir, sha);
+    expect(candidates.slice(0, 2).map((c) => c.label)).toEqual(['.', '. + installable requirements.txt']);
+    expect(candidates[1]!.recipe.install).toEqual(['pip install -e .', bestEffortFile('requirements.txt'), PYTEST_8]);
+  });
+
+  it('a commit from before pytest 9 gets pytest 8 (its py.path hook arguments are gone in 9); a later one the newest', () => {
+    expect(pytestFor('2025-11-07T23:00:00+01:00')).toBe(PYTEST_8);
+    expect(pytestFor('2026-01-05T10:00:00Z')).toBe('pip install pytest');
   });
 
   it('the build backend is installed unpinned, with editables for hatchling', () => {
@@ -109,7 +154,7 @@ describe('install candidates (detection)', () => {
     const dj = await repoWith({ 'setup.py': 'from setuptools import setup\nsetup()\n', 'tests/runtests.py': '' });
     expect((await detectCandidates(dj.dir, dj.sha)).candidates.map((c) => c.label)).toEqual(['.', 'no-isolation .']);
     const bare = await repoWith({ 'tests/test_a.py': 'def test_a():\n    pass\n' });
-    expect((await detectCandidates(bare.dir, bare.sha)).candidates.map((c) => c.recipe.install)).toEqual([['pip install pytest']]);
+    expect((await detectCandidates(bare.dir, bare.sha)).candidates.map((c) => c.recipe.install)).toEqual([[PYTEST_8]]);
   });
 
   it('a rejection is named by pip\'s error line, and a missing build backend is recognised', () => {
@@ -151,6 +196,8 @@ describe('the Python of a commit (python-era)', () => {
   it('an era whose newest named Python is older than 3.11 gets 3.9 first; 3.11 wherever it fits; the constraint filters', () => {
     expect(rankPythons({ named: ['3.6', '3.7', '3.8'], constraint: '>=3.6', date: '2020-01-01' }).order).toEqual(['3.9', '3.11', '3.13']);
     expect(rankPythons({ named: ['3.8', '3.9', '3.10', '3.11'], constraint: '>=3.8', date: '2023-05-01' }).order).toEqual(['3.11', '3.9', '3.13']);
+    // Django 4.0/4.1: 3.8-3.10; bullseye's 3.9 packages are too old for them (asgiref < 3.4).
+    expect(rankPythons({ named: ['3.8', '3.9', '3.10'], constraint: '>=3.8', date: '2022-01-01' }).order).toEqual(['3.11', '3.9', '3.13']);
     expect(rankPythons({ named: ['3.12', '3.13'], constraint: '>=3.12', date: '2025-05-01' }).order).toEqual(['3.13']);
     expect(rankPythons({ named: [], constraint: null, date: '2019-03-01T10:00:00+01:00' }).order[0]).toBe('3.9');
     expect(rankPythons({ named: [], constraint: null, date: '2024-03-01' }).order).toEqual(['3.11', '3.9', '3.13']);
@@ -223,7 +270,7 @@ describe.skipIf(skip)('detected recipes that verify themselves (real Docker, off
     const { candidates, source } = await loadRecipe('acme/tinypkg', repo.dir, sha, { dir: dataDir });
     expect(source).toBe('detected');
     expect(candidates.slice(0, 2).map((c) => c.label)).toEqual(['py3.11 .[dev]', 'py3.11 .[test]']);
-    expect(candidates.map((c) => c.recipe.python)).toEqual([...Array(6).fill('3.11'), ...Array(6).fill('3.9'), ...Array(6).fill('3.13')]);
+    expect(candidates.map((c) => c.recipe.python)).toEqual([...Array(10).fill('3.11'), ...Array(10).fill('3.9'), ...Array(10).fill('3.13')]);
     const file = path.join(dataDir, CHOICE_FILE);
 
     const lines1: string[] = [];
@@ -233,7 +280,7 @@ describe.skipIf(skip)('detected recipes that verify themselves (real Docker, off
     made.add(first.result.image);
     expect(first.candidate.label).toBe('py3.11 .[test]');
     expect(first.result.built).toBe(true);
-    expect(first.rejected).toEqual([{ label: 'py3.11 .[dev]', reason: expect.stringContaining('autoflake-nonexistent-xyz'), built: true }]);
+    expect(first.rejected).toEqual([{ label: 'py3.11 .[dev]', reason: expect.stringContaining('autoflake-nonexistent-xyz'), stage: 'install', built: true }]);
 
     const saved = JSON.parse(await readFile(file, 'utf8')) as { eras: Record<string, { chosen: string; tried: Array<{ label: string; outcome: string; reason: string }> }> };
     const eras = Object.values(saved.eras);
@@ -246,7 +293,7 @@ describe.skipIf(skip)('detected recipes that verify themselves (real Docker, off
     const lines2: string[] = [];
     const again = await new EnvChoices(file).choose({ images: new EnvImages({ docker }), req: req(sha, lines2), candidates });
     expect(again).toMatchObject({ kind: 'ready', candidate: { label: 'py3.11 .[test]' }, result: { built: false, image: first.result.image } });
-    if (again.kind === 'ready') expect(again.rejected).toEqual([{ label: 'py3.11 .[dev]', reason: eras[0]!.tried[0]!.reason, built: false }]);
+    if (again.kind === 'ready') expect(again.rejected).toEqual([{ label: 'py3.11 .[dev]', reason: eras[0]!.tried[0]!.reason, stage: 'install', built: false }]);
     expect(lines2.join('')).not.toContain('building foresight-env');
     expect(lines1.join('')).toContain('building foresight-env');
   }, 300_000);
@@ -280,7 +327,7 @@ describe.skipIf(skip)('detected recipes that verify themselves (real Docker, off
     made.add(res.result.image);
     expect(res.candidate.recipe.install[0]).toBe('pip install flit_core setuptools wheel');
     // Only the first isolated candidate was built; the other isolated one was skipped for the same cause.
-    expect(res.rejected.map((r) => [r.label, r.built])).toEqual([['.[test]', true], ['.', false]]);
+    expect(res.rejected.map((r) => [r.label, r.built])).toEqual([['.[test]', true], ['. + installable [test]', false], ['.', false]]);
     expect(res.rejected[1]!.reason).toContain('build backend cannot be installed offline');
   }, 300_000);
 
@@ -305,7 +352,7 @@ describe.skipIf(skip)('detected recipes that verify themselves (real Docker, off
     expect(res).toMatchObject({ kind: 'ready', candidate: { label: 'py3.11 acme__old.json' } });
     if (res.kind !== 'ready') return;
     made.add(res.result.image);
-    expect(res.rejected).toEqual([{ label: 'py3.9 acme__old.json', reason: 'ERROR: needs Python 3.11', built: true }]);
+    expect(res.rejected).toEqual([{ label: 'py3.9 acme__old.json', reason: 'ERROR: needs Python 3.11', stage: 'install', built: true }]);
     // The rejected build really ran Debian bullseye's Python 3.9.
     const log9 = lines.join('').match(/building (foresight-env:\w+) for /)?.[1];
     expect(log9).toBeDefined();

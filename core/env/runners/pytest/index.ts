@@ -26,6 +26,8 @@ export const pytestRunner: Runner = {
   },
   // A JUnit-derived id is the node id; one whose file is not a requested file cannot be selected.
   selectArg(id, testFiles) {
+    // A data file collected whole by a conftest hook: its id is the file, which pytest selects as such.
+    if (!id.includes('::') && testFiles.includes(id) && !id.startsWith('-')) return id;
     const file = id.split('::')[0];
     return file !== undefined && id.includes('::') && testFiles.includes(file) && !id.startsWith('-') ? id : null;
   },

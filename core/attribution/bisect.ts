@@ -1,0 +1,122 @@
+/**
+ * Execution-confirmed attribution: run PR2's fail->pass tests (PR2's test and support files laid over
+ * each probed commit, as validate's states do) along the first-parent history and bisect to the first
+ * commit where they stop passing. Each probe is one exec in the container of the commit's environment
+ * era (ChainEnv.runState, validate's runner and rules for what a run shows).
+ */
+import { ForesightError } from '../errors.ts';
+import { commitToChange } from '../history/changes.ts';
+import type { MainlineCommit } from '../history/mainline.ts';
+import type { PullRequest } from '../model/change.ts';
+import type { ChainEnv, Runner, StateRun } from '../env/index.ts';
+import { runProblem } from '../env/index.ts';
+import { classifyRun, fileOfTest } from './classify-run.ts';
+import { searchFirstBad } from './search.ts';
+import type { BisectResult, ProbeEnv, Step, StepRole, Verdict } from './types.ts';
+
+export const BISECT_DEFAULTS = { windowDays: 365, maxProbes: 24, maxGoodEndProbes: 6 } as const;
+
+export interface BisectOptions {
+  /** The first-parent history, oldest first (core/history readMainline). */
+  mainline: readonly MainlineCommit[];
+  /** The merged changes (core/history listChanges): maps a blamed branch commit to the mainline commit that merged it. */
+  changes: readonly PullRequest[];
+  /** PR2: the tests must fail at `baseSha` (the bad end); its test files are laid over from `headSha`. */
+  fix: { baseSha: string; headSha: string };
+  /** PR2's fail->pass test ids (the runner's ids, e.g. pytest node ids). */
+  failToPass: readonly string[];
+  /** PR2's test files that hold them (validate's anticipation_test_files). */
+  testFiles: readonly string[];
+  /** PR2's support files laid over too (conftest.py, fixtures; validate's anticipation_overlay_files). */
+  overlayFiles?: readonly string[];
+  /** Blame's ranked candidates: blamed commits or the commits that merged the blamed changes. */
+  candidates: readonly string[];
+  /** The environment of a commit's era (EraPool.envFor: one container per era). */
+  envFor: (commit: string) => Promise<ProbeEnv>;
+  /** Fallback window when the candidates give no good end (default 365 days before PR2's base). */
+  windowDays?: number;
+  /** Most probes in all (default 24). */
+  maxProbes?: number;
+  /** Most probes spent looking for a good end (default 6). */
+  maxGoodEndProbes?: number;
+  signal?: AbortSignal;
+}
+
+/** The runner's selection of the fail->pass tests, or null when it cannot select them all (whole files then). */
+function selectionOf(runner: Runner, failToPass: readonly string[], testFiles: string[]): Array<{ file: string; arg: string }> | null {
+  if (!runner.selectArg) return null;
+  const out: Array<{ file: string; arg: string }> = [];
+  for (const id of failToPass) {
+    const arg = runner.selectArg(id, testFiles);
+    const file = runner.testFileOf?.(id, testFiles) ?? id.split('::')[0];
+    if (arg === null || !file) return null;
+    out.push({ file, arg });
+  }
+  return out;
+}
+
+/** Bisect PR2's fail->pass tests to the first mainline commit where they stop passing. */
+export async function bisectInducer(opts: BisectOptions): Promise<BisectResult> {
+  if (!opts.failToPass.length) {
+    throw new ForesightError('bisectInducer needs at least one fail->pass test', { remedy: "pass PR2's FAIL_TO_PASS ids from validation" });
+  }
+  const t0 = Date.now();
+  const containers = new Set<string>();
+  let runs = 0;
+  const testFiles = [...opts.testFiles];
+  const overlayFiles = [...(opts.overlayFiles ?? [])];
+  const run = async (env: ChainEnv, commit: string, select?: Array<{ file: string; arg: string }>): Promise<StateRun> => {
+    opts.signal?.throwIfAborted();
+    containers.add(env.containerId);
+    const r = await env.runState({ checkout: commit, overlay: opts.fix.headSha, testFiles, overlayFiles, ...(select ? { select } : {}) });
+    // An abort removes the container under the run: what it returned is no outcome.
+    opts.signal?.throwIfAborted();
+    runs++;
+    return r;
+  };
+  const probe = async (commit: string, role: StepRole): Promise<Step> => {
+    const started = Date.now();
+    const era = await opts.envFor(commit);
+    let verdict: Verdict;
+    if (era.kind === 'broken') {
+      verdict = { outcome: 'skip', reason: 'env_broken', detail: era.problem };
+    } else {
+      const select = selectionOf(era.runner, opts.failToPass, testFiles);
+      let r = await run(era.env, commit, select ?? undefined);
+      const unimportable = r.parsed.collectionErrors.find((f) => opts.failToPass.some((id) => fileOfTest(era.runner, id, testFiles) === f));
+      if (select && runProblem(r, era.runner.exitCodes) !== null && unimportable !== undefined) {
+        // pytest exits 4 when the module of a selected id does not import: a skip either way, no second run.
+        verdict = { outcome: 'skip', reason: 'import_error', detail: `${unimportable} cannot be imported` };
+      } else {
+        // Any other selection the runner could not run is no evidence: the whole files are run, as validate's repeats do.
+        if (select && runProblem(r, era.runner.exitCodes) !== null) r = await run(era.env, commit);
+        verdict = classifyRun(r, era.runner, opts.failToPass, testFiles);
+      }
+    }
+    return { commit, role, seconds: (Date.now() - started) / 1000, ...verdict };
+  };
+
+  const index = new Map(opts.mainline.map((c, i) => [c.sha, i]));
+  const changeOf = commitToChange(opts.changes);
+  const byId = new Map(opts.changes.map((c) => [c.id, c]));
+  const onMainline = (sha: string): number | undefined => {
+    const direct = index.get(sha);
+    if (direct !== undefined) return direct;
+    const change = byId.get(changeOf.get(sha) ?? '');
+    return change ? index.get(change.mergeSha) : undefined;
+  };
+  const cost = () => ({ containers: containers.size, runs, seconds: (Date.now() - t0) / 1000 });
+  const bad = index.get(opts.fix.baseSha);
+  if (bad === undefined) return { kind: 'not_on_mainline', steps: [], cost: cost() };
+  const candidates = opts.candidates.map(onMainline).filter((i): i is number => i !== undefined);
+  const res = await searchFirstBad({
+    mainline: opts.mainline,
+    bad,
+    candidates,
+    windowDays: opts.windowDays ?? BISECT_DEFAULTS.windowDays,
+    maxProbes: opts.maxProbes ?? BISECT_DEFAULTS.maxProbes,
+    maxGoodEndProbes: opts.maxGoodEndProbes ?? BISECT_DEFAULTS.maxGoodEndProbes,
+    probe,
+  });
+  return { ...res, cost: cost() };
+}

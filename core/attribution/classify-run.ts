@@ -1,0 +1,31 @@
+import { runProblem, type Runner, type StateRun } from '../env/index.ts';
+import type { Verdict } from './types.ts';
+
+/** The requested test file a test id belongs to (the runner's rule, else pytest's `<file>::...`). */
+export function fileOfTest(runner: Runner, id: string, testFiles: readonly string[]): string | null {
+  return runner.testFileOf?.(id, testFiles) ?? id.split('::')[0] ?? null;
+}
+
+/**
+ * Read one run as a bisection verdict on the fail->pass tests: `bad` when one of them really fails,
+ * `good` when all pass, `skip` when the run is no evidence (validate's rules, core/env runProblem) or a
+ * test could not run (its module does not import, it is missing or skipped). A failure of one test
+ * outweighs another's skip: it is evidence the behaviour is broken at this commit.
+ */
+export function classifyRun(run: StateRun, runner: Runner, failToPass: readonly string[], testFiles: readonly string[]): Verdict {
+  const problem = runProblem(run, runner.exitCodes);
+  if (problem) return { outcome: 'skip', reason: problem.kind === 'chain' ? 'runner_crash' : 'infra', detail: problem.detail };
+  const failing: string[] = [];
+  let skip: Verdict | null = null;
+  for (const id of failToPass) {
+    const file = fileOfTest(runner, id, testFiles);
+    const status = run.parsed.tests[id];
+    if (status === 'fail' || status === 'error') failing.push(id);
+    else if (status === 'pass') continue;
+    else if (file !== null && run.parsed.collectionErrors.includes(file)) skip ??= { outcome: 'skip', reason: 'import_error', detail: `${file} cannot be imported` };
+    else if (status === 'skip') skip ??= { outcome: 'skip', reason: 'test_skipped', detail: `${id} was skipped by the runner` };
+    else skip ??= { outcome: 'skip', reason: 'not_collected', detail: `${id} is not in the runner's report` };
+  }
+  if (failing.length) return { outcome: 'bad', failing };
+  return skip ?? { outcome: 'good' };
+}

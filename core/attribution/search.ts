@@ -1,0 +1,132 @@
+/**
+ * The search itself, over first-parent indices and a probe function (no Docker here): find a good end
+ * bounded by blame's candidates (else a time window), then bisect to the first bad commit, skipping
+ * commits where the tests cannot run as `git bisect skip` does.
+ */
+import type { SearchResult, Step, StepRole } from './types.ts';
+
+export interface SearchOptions {
+  /** First-parent commits, oldest first. */
+  mainline: ReadonlyArray<{ sha: string; date: string }>;
+  /** Index in `mainline` of PR2's base, where the tests must fail. */
+  bad: number;
+  /** Indices in `mainline` of the commits holding blame's candidates (any order, duplicates allowed). */
+  candidates: readonly number[];
+  /** The fallback window: commits at most this many days older than the bad end. */
+  windowDays: number;
+  /** Most commits probed in all (the bad end and the good-end search included). */
+  maxProbes: number;
+  /** Most commits probed while looking for a good end. */
+  maxGoodEndProbes: number;
+  probe: (commit: string, role: StepRole) => Promise<Step>;
+}
+
+type Outcome = Step['outcome'];
+
+/**
+ * Where to look for a good end, in order: the commit before the oldest candidate, then the candidates'
+ * own commits oldest first (the tested behaviour may not exist before them), then commits 1, 2, 4, 8 ...
+ * back from the bad end down to the start of the time window, then the window's start.
+ */
+export function goodEndOrder(
+  mainline: SearchOptions['mainline'],
+  bad: number,
+  candidates: readonly number[],
+  windowDays: number,
+): Array<{ index: number; from: 'candidates' | 'window' }> {
+  const out: Array<{ index: number; from: 'candidates' | 'window' }> = [];
+  const add = (index: number, from: 'candidates' | 'window'): void => {
+    if (index >= 0 && index < bad && !out.some((o) => o.index === index)) out.push({ index, from });
+  };
+  const cands = [...new Set(candidates)].filter((i) => i >= 0 && i < bad).sort((a, b) => a - b);
+  if (cands.length) {
+    add(cands[0]! - 1, 'candidates');
+    for (const c of cands) add(c, 'candidates');
+  }
+  const from = Date.parse(mainline[bad]!.date) - windowDays * 86_400_000;
+  let start = bad;
+  while (start > 0 && Date.parse(mainline[start - 1]!.date) >= from) start--;
+  for (let back = 1; bad - back > start; back *= 2) add(bad - back, 'window');
+  add(start, 'window');
+  return out;
+}
+
+/** The untested index of (lo, hi) nearest the middle (lower one on a tie), or null when every one is skipped. */
+function nextProbe(lo: number, hi: number, known: ReadonlyMap<number, Outcome>): number | null {
+  const mid = (lo + hi) >> 1;
+  for (let d = 0; mid - d > lo || mid + d + 1 < hi; d++) {
+    for (const i of [mid - d, mid + d + 1]) if (i > lo && i < hi && !known.has(i)) return i;
+  }
+  return null;
+}
+
+/**
+ * The commit where the tests first fail when none passes anywhere: the oldest bad commit whose parent
+ * cannot import the test module, with no failure seen before it (a failure further back would make the
+ * import error a passing breakage, not the code's arrival). Null when the probes show no such boundary.
+ */
+function introduction(steps: readonly Step[], mainline: SearchOptions['mainline']): string | null {
+  const at = new Map(mainline.map((c, i) => [c.sha, i]));
+  const byIndex = new Map(steps.map((s) => [at.get(s.commit)!, s]));
+  const bads = [...byIndex].filter(([, s]) => s.outcome === 'bad').map(([i]) => i).sort((a, b) => a - b);
+  const first = bads[0];
+  if (first === undefined) return null;
+  const before = byIndex.get(first - 1);
+  return before?.outcome === 'skip' && before.reason === 'import_error' ? mainline[first]!.sha : null;
+}
+
+export async function searchFirstBad(opts: SearchOptions): Promise<SearchResult> {
+  const steps: Step[] = [];
+  const known = new Map<number, Outcome>();
+  const sha = (i: number): string => opts.mainline[i]!.sha;
+  const probe = async (i: number, role: StepRole): Promise<Outcome> => {
+    const step = await opts.probe(sha(i), role);
+    steps.push(step);
+    known.set(i, step.outcome);
+    return step.outcome;
+  };
+
+  const end = await probe(opts.bad, 'bad_end');
+  if (end !== 'bad') {
+    const { commit: _c, role: _r, seconds: _s, ...verdict } = steps[0]!;
+    return { kind: 'no_bad_end', verdict, steps };
+  }
+
+  let good: number | null = null;
+  let tried = 0;
+  const queue = goodEndOrder(opts.mainline, opts.bad, opts.candidates, opts.windowDays);
+  while (queue.length && tried < opts.maxGoodEndProbes && steps.length < opts.maxProbes) {
+    const { index: i, from } = queue.shift()!;
+    if (known.has(i)) continue;
+    // The window looks further back than the oldest failure seen so far, never between it and the bad end.
+    if (from === 'window' && [...known].some(([j, o]) => o === 'bad' && j < i && j !== opts.bad)) continue;
+    tried++;
+    const o = await probe(i, 'good_end');
+    if (o === 'good') {
+      good = i;
+      break;
+    }
+    // Tests that cannot run here (the code they test is not there yet): try the next commit first.
+    if (o === 'skip' && i + 1 < opts.bad && !known.has(i + 1)) queue.unshift({ index: i + 1, from });
+  }
+  if (good === null) {
+    const born = introduction(steps, opts.mainline);
+    if (born !== null) return { kind: 'introduced', commit: born, steps };
+    const ran = steps.some((s) => s.role === 'good_end' && s.outcome !== 'skip');
+    return ran ? { kind: 'no_good_end', steps } : { kind: 'all_skipped', steps };
+  }
+
+  // The nearest known bad above the good end bounds the range; skips already seen stay skipped.
+  let lo = good;
+  let hi = Math.min(...[...known].filter(([i, o]) => i > good && o === 'bad').map(([i]) => i));
+  const range = (): string[] => Array.from({ length: hi - lo }, (_, k) => sha(lo + 1 + k));
+  while (hi - lo > 1) {
+    const i = nextProbe(lo, hi, known);
+    if (i === null) return { kind: 'ambiguous', commits: range(), good: sha(lo), steps };
+    if (steps.length >= opts.maxProbes) return { kind: 'budget', commits: range(), good: sha(lo), steps };
+    const o = await probe(i, 'bisect');
+    if (o === 'good') lo = i;
+    else if (o === 'bad') hi = i;
+  }
+  return { kind: 'found', commit: sha(hi), good: sha(lo), steps };
+}

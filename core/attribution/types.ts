@@ -1,0 +1,62 @@
+import type { ChainEnv, Runner } from '../env/index.ts';
+
+/** Why a probed commit says nothing about the tests (git bisect's "skip"): never read as "bad". */
+export type SkipReason =
+  /** A test module of the fail->pass tests cannot be imported or collected at this commit. */
+  | 'import_error'
+  /** A fail->pass test is absent from the runner's report. */
+  | 'not_collected'
+  /** The runner skipped a fail->pass test (a missing optional dependency, a backend). */
+  | 'test_skipped'
+  /** Our infrastructure: timeout, no report, no test collected, an undeclared exit code. */
+  | 'infra'
+  /** The repository's code crashed the runner before any test (settings, app loading). */
+  | 'runner_crash'
+  /** The environment of the commit's era did not build. */
+  | 'env_broken';
+
+/** What one probe of a commit shows: the fail->pass tests all pass, one fails, or they cannot run. */
+export type Verdict =
+  | { outcome: 'good' }
+  | { outcome: 'bad'; failing: string[] }
+  | { outcome: 'skip'; reason: SkipReason; detail: string };
+
+/** Why a commit was probed: the known-bad end (PR2's base), a candidate good end, or a bisection step. */
+export type StepRole = 'bad_end' | 'good_end' | 'bisect';
+
+export type Step = { commit: string; role: StepRole; seconds: number } & Verdict;
+
+/** What a bisection cost: containers opened, runner executions, wall seconds. */
+export interface BisectCost {
+  containers: number;
+  runs: number;
+  seconds: number;
+}
+
+/**
+ * How a bisection ended. `found`: the first mainline commit where the tests stop passing.
+ * `ambiguous`: skipped commits sit at the boundary, the first bad commit is one of `commits` (oldest
+ * first, the last one known bad). `no_bad_end`: the tests do not fail at PR2's base (nothing to find).
+ * `no_good_end`: no older commit probed passes (the tests ran and failed, or were skipped, at each).
+ * `all_skipped`: no older commit probed could run the tests at all. `introduced`: no commit passes, but the
+ * tests cannot be imported at the commit before `commit` and fail from it on (and never fail earlier):
+ * the behaviour was broken from the change that brought the code in. `budget`: the probe budget ran out,
+ * the first bad commit lies in `commits`. `not_on_mainline`: PR2's base is not a first-parent commit.
+ */
+export type SearchResult = { steps: Step[] } & (
+  | { kind: 'found'; commit: string; good: string }
+  | { kind: 'ambiguous'; commits: string[]; good: string }
+  | { kind: 'budget'; commits: string[]; good: string }
+  | { kind: 'no_bad_end'; verdict: Verdict }
+  | { kind: 'introduced'; commit: string }
+  | { kind: 'no_good_end' }
+  | { kind: 'all_skipped' }
+  | { kind: 'not_on_mainline' }
+);
+export type BisectKind = SearchResult['kind'];
+
+/** A search's result and what it cost. */
+export type BisectResult = SearchResult & { cost: BisectCost };
+
+/** Where a commit's probe runs: an open container of its environment era and the era's runner, or why not. */
+export type ProbeEnv = { kind: 'ready'; env: ChainEnv; runner: Runner } | { kind: 'broken'; problem: string };

@@ -1,0 +1,38 @@
+/**
+ * Database backends (issue 11): a chain is validated on the first backend its recipe names (SQLite by
+ * default, no service); when the deciding tests were skipped there (pr1_tests_skipped /
+ * pr2_tests_skipped: the environment cannot show the fix, e.g. a PostgreSQL-only edge case), it is
+ * validated again on the next backend, and so on. The row keeps the sets of the backend it ended on
+ * (`db_backend`). Only a skip moves on: any other outcome, a set or another exclusion, is the answer.
+ */
+import type { ExclusionReason } from '../../core/model/change.ts';
+
+/** The exclusions that say "this backend could not run the deciding tests": the next backend may. */
+export const FALLBACK_REASONS: ReadonlySet<ExclusionReason> = new Set<ExclusionReason>(['pr1_tests_skipped', 'pr2_tests_skipped']);
+
+export interface BackendOutcome {
+  exclusion: { reason: ExclusionReason } | null;
+}
+
+export interface OnBackends<T> {
+  /** The backend whose result is kept. */
+  backend: string;
+  result: T;
+  /** Backends tried before it and why each was left (their exclusion reason). */
+  left: Array<{ backend: string; reason: ExclusionReason }>;
+}
+
+/**
+ * Run `validateOn` on each backend in order until one is not excluded for skipped tests; the last
+ * backend's result stands when every one skipped (or failed otherwise).
+ */
+export async function validateOnBackends<T extends BackendOutcome>(backends: readonly [string, ...string[]], validateOn: (backend: string) => Promise<T>): Promise<OnBackends<T>> {
+  const left: OnBackends<T>['left'] = [];
+  for (let i = 0; ; i++) {
+    const backend = backends[i]!;
+    const result = await validateOn(backend);
+    const reason = result.exclusion?.reason;
+    if (i === backends.length - 1 || reason === undefined || !FALLBACK_REASONS.has(reason)) return { backend, result, left };
+    left.push({ backend, reason });
+  }
+}

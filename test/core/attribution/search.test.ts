@@ -1,0 +1,123 @@
+/**
+ * The bisection search on first-parent indices, each guard pinned by a test named after the mistake it
+ * prevents. The probe reads an outcome table: the search sees only what it probes.
+ */
+import { describe, expect, it } from 'vitest';
+import { goodEndOrder, searchFirstBad, type SearchOptions, type Step } from '../../../core/attribution/index.ts';
+
+/** Good, bad, skip (the test module cannot import), skip (X: infrastructure). */
+type O = 'G' | 'B' | 'S' | 'X';
+
+/** A history of `table.length` commits, one a day, and a probe that reads the table. */
+function history(table: string, over: Partial<SearchOptions> = {}) {
+  const outcomes = [...table] as O[];
+  const mainline = outcomes.map((_, i) => ({ sha: `c${i}`, date: new Date(Date.UTC(2024, 0, 1 + i)).toISOString() }));
+  const probed: string[] = [];
+  const probe = async (commit: string, role: Step['role']): Promise<Step> => {
+    probed.push(commit);
+    const o = outcomes[Number(commit.slice(1))]!;
+    const v =
+      o === 'G' ? { outcome: 'good' as const }
+      : o === 'B' ? { outcome: 'bad' as const, failing: ['t'] }
+      : { outcome: 'skip' as const, reason: o === 'S' ? ('import_error' as const) : ('infra' as const), detail: 'x' };
+    return { commit, role, seconds: 0, ...v };
+  };
+  const opts: SearchOptions = { mainline, bad: outcomes.length - 1, candidates: [], windowDays: 365, maxProbes: 24, maxGoodEndProbes: 6, probe, ...over };
+  return { opts, probed, run: () => searchFirstBad(opts) };
+}
+
+describe('searchFirstBad', () => {
+  it('finds the first bad commit between the commit before the oldest candidate and the bad end', async () => {
+    const h = history('GGGGGBBBBB', { candidates: [7, 2] });
+    const res = await h.run();
+    expect(res).toMatchObject({ kind: 'found', commit: 'c5' });
+    // c9 (bad end), c1 (before the oldest candidate: good), then bisection of (1, 9].
+    expect(h.probed.slice(0, 2)).toEqual(['c9', 'c1']);
+    expect(h.probed.length).toBeLessThanOrEqual(2 + 3);
+  });
+
+  it('a commit whose tests cannot run is skipped, never blamed: the search steps around it', async () => {
+    const h = history('GGGSGBB', { candidates: [0] });
+    const res = await h.run();
+    expect(res).toMatchObject({ kind: 'found', commit: 'c5' });
+    expect(res.steps.find((s) => s.commit === 'c3')).toMatchObject({ outcome: 'skip', reason: 'import_error' });
+  });
+
+  it('skips next to the boundary give the candidate range, not a guess', async () => {
+    const h = history('GGGSSBB', { candidates: [0] });
+    const res = await h.run();
+    expect(res).toMatchObject({ kind: 'ambiguous', commits: ['c3', 'c4', 'c5'], good: 'c2' });
+  });
+
+  it('tests that do not fail at the bad end stop the search (nothing to find)', async () => {
+    expect(await history('GGGG').run()).toMatchObject({ kind: 'no_bad_end', verdict: { outcome: 'good' } });
+    expect(await history('GGGS').run()).toMatchObject({ kind: 'no_bad_end', verdict: { outcome: 'skip', reason: 'import_error' } });
+  });
+
+  it('no passing commit anywhere probed: no_good_end; nothing runnable: all_skipped (a skip is never a good end)', async () => {
+    expect(await history('BBBBBB', { candidates: [3] }).run()).toMatchObject({ kind: 'no_good_end' });
+    expect(await history('XXXXXB', { candidates: [3] }).run()).toMatchObject({ kind: 'all_skipped' });
+  });
+
+  it('tests of a behaviour the candidate added fail before it: the candidate itself becomes the good end', async () => {
+    // c0-c1 fail (the function does not exist yet), c2 (the candidate) adds it, c5 breaks it.
+    const h = history('BBGGGBBB', { candidates: [2] });
+    const res = await h.run();
+    expect(res).toMatchObject({ kind: 'found', commit: 'c5', good: 'c4' });
+    expect(h.probed.slice(0, 3)).toEqual(['c7', 'c1', 'c2']);
+  });
+
+  it('a refactor blamed after the inducer: the commit before it fails, and the search goes further back', async () => {
+    // Inducer c3, blamed refactor c5: c4 and c5 fail, the gallop from the bad end finds c1 good.
+    const h = history('GGGBBBBBB', { candidates: [5] });
+    const res = await h.run();
+    expect(res).toMatchObject({ kind: 'found', commit: 'c3' });
+    // The window is searched only below the oldest failure seen (c4): c7 and c6 are not probed.
+    expect(h.probed.slice(0, 4)).toEqual(['c8', 'c4', 'c5', 'c0']);
+  });
+
+  it('without candidates the search stays inside the time window', async () => {
+    // 40 daily commits, a 10-day window: nothing older than c29 is probed, and c29 passes.
+    const h = history(`${'G'.repeat(35)}${'B'.repeat(5)}`, { windowDays: 10 });
+    const res = await h.run();
+    expect(res).toMatchObject({ kind: 'found', commit: 'c35' });
+    expect(Math.min(...h.probed.map((c) => Number(c.slice(1))))).toBeGreaterThanOrEqual(29);
+    // The failure starts before the window: no good end inside it.
+    expect(await history(`G${'B'.repeat(39)}`, { windowDays: 10 }).run()).toMatchObject({ kind: 'no_good_end' });
+  });
+
+  it('a window start where the tests cannot run yet steps forward to the next commit, not to a verdict', async () => {
+    // c0 has no module (skip), c1 passes, c2 (the inducer) and the blamed c3 fail.
+    const h = history('SGBBB', { candidates: [3] });
+    const res = await h.run();
+    expect(res).toMatchObject({ kind: 'found', commit: 'c2', good: 'c1' });
+    expect(h.probed).toEqual(['c4', 'c2', 'c3', 'c0', 'c1']);
+  });
+
+  it('a bug born with the code: no commit passes, the tests cannot import before c2 and fail from it on: introduced at c2', async () => {
+    const h = history('SSBBBB', { candidates: [2] });
+    expect(await h.run()).toMatchObject({ kind: 'introduced', commit: 'c2' });
+    expect(h.probed).toEqual(['c5', 'c1', 'c2', 'c0']);
+    // Importable only at the bad end: the commit before PR2 brought the code in.
+    expect(await history('SSSSSB', { candidates: [3] }).run()).toMatchObject({ kind: 'introduced', commit: 'c5' });
+  });
+
+  it('an import error between two failures is a passing breakage, not the code\'s arrival: no_good_end, not introduced', async () => {
+    expect(await history('BSBBB', { candidates: [2] }).run()).toMatchObject({ kind: 'no_good_end' });
+  });
+
+  it('the probe budget is kept: the search reports the range left, not a commit', async () => {
+    const h = history(`${'G'.repeat(50)}${'B'.repeat(50)}`, { candidates: [10], maxProbes: 4 });
+    const res = await h.run();
+    expect(res.kind).toBe('budget');
+    expect(h.probed).toHaveLength(4);
+    if (res.kind === 'budget') expect(res.commits).toContain('c50');
+  });
+
+  it('goodEndOrder: before the oldest candidate, the candidates oldest first, then 1, 2, 4 ... back to the window start', () => {
+    const mainline = Array.from({ length: 20 }, (_, i) => ({ sha: `c${i}`, date: new Date(Date.UTC(2024, 0, 1 + i)).toISOString() }));
+    const order = (cands: number[], days: number) => goodEndOrder(mainline, 19, cands, days).map((o) => `${o.from[0]}${o.index}`);
+    expect(order([12, 8], 365)).toEqual(['c7', 'c8', 'c12', 'w18', 'w17', 'w15', 'w11', 'w3', 'w0']);
+    expect(order([], 5)).toEqual(['w18', 'w17', 'w15', 'w14']);
+  });
+});
