@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ForesightError } from './errors.ts';
 import { registerSecret } from './secrets.ts';
+import { redisUrlProblem } from './queue/redis-url.ts';
 import { bad, httpUrl, int, parseIsoDate, positive, prices, registry, splitCredentials, type Origin } from './config-values.ts';
 
 export { parseIsoDate, registryProblem, splitCredentials } from './config-values.ts';
@@ -63,11 +64,15 @@ export const ConfigSchema = z.object({
       runs: z.number().int().min(1).default(3),
       /** 'candidates': each state once, then only the tests that can be in a set, up to `runs`; 'gated': and none for an excluded chain; 'all': every state `runs` times. */
       repeat: z.enum(['candidates', 'gated', 'all']).default('candidates'),
+      /** 'execution': a chain with PR2 fail->pass tests has PR1 confirmed by bisecting them (core/attribution); 'off': blame's or a reference's PR1 stands. */
+      attribution: z.enum(['execution', 'off']).default('execution'),
       jobs: z.number().int().positive().default(1),
       timeoutSec: z.number().int().positive().default(600),
       memoryMiB: z.number().int().positive().default(2048),
       pidsLimit: z.number().int().positive().default(512),
       cpus: z.number().positive().default(1),
+      /** 'shipped': a repository's recipe file when there is one; 'detect': always the detected candidates (measures detection on repositories that have a recipe). */
+      recipes: z.enum(['shipped', 'detect']).default('shipped'),
     })
     .prefault({}),
   /** Docker images: which are kept, and where builds coordinate. Not part of any stage's result. */
@@ -124,6 +129,14 @@ export const ConfigSchema = z.object({
       pyVenv: z.string().default('.venv-test'),
     })
     .prefault({}),
+  /** The work queue (core/queue): null url, items run in this process; redis://HOST:PORT, on `foresight worker`s. */
+  queue: z
+    .object({
+      url: z.string().nullable().default(null),
+      /** Jobs one `foresight worker` runs at once. */
+      concurrency: z.number().int().positive().default(1),
+    })
+    .prefault({}),
   debug: z
     .object({
       /** Print stack traces of errors. */
@@ -160,6 +173,10 @@ export interface Flags {
   quiet?: boolean;
   /** `HOST[:PORT]/NAMESPACE`: where eval images are pushed. */
   registry?: string;
+  /** `redis://HOST:PORT`: the work queue. */
+  queue?: string;
+  /** Jobs a worker runs at once. */
+  concurrency?: string;
 }
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -253,11 +270,13 @@ export function loadConfig(env: Env = processEnv(), flags: Flags = {}): Config {
       runner: e('FORESIGHT_RUNNER'),
       runs: num('--runs', flags.runs, 'FORESIGHT_RUNS', 1),
       repeat: enumOf('FORESIGHT_REPEAT', ['candidates', 'gated', 'all'] as const),
+      attribution: enumOf('FORESIGHT_ATTRIBUTION', ['execution', 'off'] as const),
       jobs: num('--jobs', flags.jobs, 'FORESIGHT_JOBS', 1),
       timeoutSec: num(null, undefined, 'FORESIGHT_TIMEOUT_SEC', 1),
       memoryMiB: num(null, undefined, 'FORESIGHT_MEMORY_MIB', 1),
       pidsLimit: num(null, undefined, 'FORESIGHT_PIDS_LIMIT', 1),
       cpus: cpus === undefined ? undefined : positive(fromEnv('FORESIGHT_CPUS'), cpus),
+      recipes: enumOf('FORESIGHT_RECIPES', ['shipped', 'detect'] as const),
     },
     images: {
       cache: enumOf('FORESIGHT_IMAGE_CACHE', ['none', 'base', 'env'] as const),
@@ -278,6 +297,7 @@ export function loadConfig(env: Env = processEnv(), flags: Flags = {}): Config {
       prices: e('FORESIGHT_LLM_PRICES') === undefined ? undefined : prices(fromEnv('FORESIGHT_LLM_PRICES'), e('FORESIGHT_LLM_PRICES')!),
     },
     publish: { hfEndpoint: url('HF_ENDPOINT'), pyVenv: e('FORESIGHT_PY_VENV') },
+    queue: { url: queueUrl(pick('--queue', flags.queue?.trim() || undefined, 'FORESIGHT_QUEUE')), concurrency: num('--concurrency', flags.concurrency, 'FORESIGHT_WORKER_CONCURRENCY', 1) },
     debug: { stack: Boolean(e('FORESIGHT_DEBUG')), profileGit: Boolean(e('FORESIGHT_PROFILE_GIT')) },
   };
   const parsed = ConfigSchema.safeParse(raw);
@@ -286,6 +306,15 @@ export function loadConfig(env: Env = processEnv(), flags: Flags = {}): Config {
     throw new ForesightError(`invalid setting ${issue.path.join('.')}: ${issue.message}`, { remedy: 'fix the flag or FORESIGHT_* variable the README names for it' });
   }
   return parsed.data;
+}
+
+/** A `--queue` / FORESIGHT_QUEUE value, checked (core/queue/redis-url.ts says what is accepted). */
+function queueUrl(p: { origin: Origin; value: string } | undefined): string | null {
+  if (!p) return null;
+  const problem = redisUrlProblem(p.value);
+  // A password typed into the URL is not echoed back.
+  if (problem) throw bad(p.origin, p.value.replace(/\/\/[^@/]*@/, '//***@'), problem, 'redis://127.0.0.1:6379');
+  return p.value.replace(/\/+$/, '');
 }
 
 /** The defaults, with `overrides` deep-merged per section: for tests and library use. */

@@ -180,6 +180,8 @@ const ENVIRONMENT: ReadonlyArray<readonly [names: string, meaning: string]> = [
   ['FORESIGHT_SZZ_CONCURRENCY', 'blame jobs at once (default 4)'],
   ['FORESIGHT_JOBS, FORESIGHT_RUNS', 'chains validated (or instances graded) at once, default 1; runs of each state, default 3'],
   ['FORESIGHT_REPEAT', 'candidates (default): each state once, then only the tests that can be in a set; gated: and no repeat for an excluded chain; all: every state FORESIGHT_RUNS times'],
+  ['FORESIGHT_ATTRIBUTION', "execution (default): PR1 confirmed by bisecting PR2's fail->pass tests in Docker (a chain may move to another PR1, or become unattributed); off: blame's or a reference's PR1 stands"],
+  ['FORESIGHT_RECIPES', "shipped (default): a repository's recipe file when there is one; detect: always detect the install"],
   ['FORESIGHT_IMAGE, FORESIGHT_RUNNER', 'one image (and its runner) for every chain instead of recipe-built images'],
   ['FORESIGHT_TIMEOUT_SEC', 'per-run timeout (default 600)'],
   ['FORESIGHT_MEMORY_MIB, FORESIGHT_PIDS_LIMIT, FORESIGHT_CPUS', 'container limits (default 2048, 512, 1)'],
@@ -188,6 +190,8 @@ const ENVIRONMENT: ReadonlyArray<readonly [names: string, meaning: string]> = [
   ['FORESIGHT_LOCK_DIR', 'lock files serialising image builds (default <tmp>/foresight-locks)'],
   ['FORESIGHT_REGISTRY', 'HOST[:PORT]/NAMESPACE the eval images are pushed to (--registry)'],
   ['FORESIGHT_EVAL_HISTORY', "full|depth1: the eval images' git history"],
+  ['FORESIGHT_QUEUE', 'redis://HOST:PORT: the work queue `foresight worker` takes jobs from (--queue)'],
+  ['FORESIGHT_WORKER_CONCURRENCY', 'jobs one worker runs at once (--concurrency; default 1)'],
   ['DOCKER_HOST', 'the Docker daemon (default unix:///var/run/docker.sock)'],
   ['FORESIGHT_LLM_BASE_URL, FORESIGHT_LLM_API_KEY', 'an OpenAI-compatible endpoint and its key (never printed): LLM judges instead of rules'],
   ['FORESIGHT_JUDGE_MODEL, FORESIGHT_FAIRNESS_MODELS', "the judges' model; two distinct models, comma-separated, for fairness"],
@@ -365,6 +369,29 @@ Examples:
       process.stdout.write(`${res.path}\n`);
     });
   // </report command>
+  // <worker command: owned by pipeline/worker>
+  program
+    .command('worker')
+    .description("run queued container work (validate, bisection, eval) from a Redis queue on this machine's Docker, until SIGINT/SIGTERM")
+    .option('--queue <redis://host:port>', 'the Redis queue the coordinator uses (FORESIGHT_QUEUE)')
+    .option('--concurrency <n>', 'jobs run at once (FORESIGHT_WORKER_CONCURRENCY; default 1)', wholeNumberText(1))
+    .option('--data <dir>', "this worker's own data folder: clones, logs (default: FORESIGHT_DATA or data)")
+    .option('-v, --verbose', 'debug output on the terminal')
+    .option('-q, --quiet', 'no output on the terminal')
+    .addHelpText('after', '\nExample:\n  $ foresight worker --queue redis://10.0.0.5:6379 --concurrency 2 --data /srv/foresight')
+    .action(async (o: Flags) => {
+      const config = loadConfig(processEnv(), o);
+      const log = createLogger({ level: config.log.level, quiet: config.log.quiet });
+      // Loaded on use: BullMQ stays out of every other command's start-up.
+      const { runWorker } = await import('./worker/index.ts');
+      const owner = abortOnSignals({ onSignal: (sig) => log.warn(`${sig}: taking no more jobs; the running ones finish (a second signal abandons them to other workers)`) });
+      try {
+        await runWorker({ config, log, signal: owner.signal });
+      } finally {
+        owner.dispose();
+      }
+    });
+  // </worker command>
   return program;
 }
 

@@ -5,6 +5,7 @@
  * A second signal, or a run that does not unwind within the grace period, exits at once; containers
  * left then are swept by the next run (core/env/container/cleanup.ts).
  */
+import { setMaxListeners } from 'node:events';
 import { ForesightError } from '../core/errors.ts';
 
 const EXIT_CODES = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129 } as const;
@@ -20,6 +21,8 @@ export interface SignalOwner {
 
 export function abortOnSignals(opts: { graceMs?: number; onSignal?: (name: Handled) => void } = {}): SignalOwner {
   const controller = new AbortController();
+  // Every live container, build and exec of the run listens on it (pooled containers, look-ahead builds, chains at once): no leak.
+  setMaxListeners(0, controller.signal);
   let received: Handled | null = null;
   const handlers = new Map<Handled, () => void>();
   for (const name of Object.keys(EXIT_CODES) as Handled[]) {

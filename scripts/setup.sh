@@ -10,6 +10,8 @@ command -v dockerd >/dev/null || need+=(docker.io)
 command -v debootstrap >/dev/null || need+=(debootstrap)
 # The registry the push tests start on 127.0.0.1 (test/core/env/push.test.ts).
 [ -x /usr/bin/docker-registry ] || need+=(docker-registry)
+# redis-server: the work-queue tests start their own on 127.0.0.1 (test/helpers/redis.ts); no system service is used.
+command -v redis-server >/dev/null || need+=(redis-server)
 # The headless browser the report test opens the HTML report in (test/pipeline/report.test.ts).
 [ -x /usr/bin/chromium ] || need+=(chromium)
 if [ ${#need[@]} -gt 0 ]; then

@@ -40,6 +40,8 @@ export interface BisectOptions {
   /** Most probes spent looking for a good end (default 6). */
   maxGoodEndProbes?: number;
   signal?: AbortSignal;
+  /** The fail->pass tests validate saw failing at PR2's base (its S4 state, the same run): that probe is skipped. */
+  knownBad?: readonly string[];
 }
 
 /** The runner's selection of the fail->pass tests, or null when it cannot select them all (whole files then). */
@@ -117,6 +119,7 @@ export async function bisectInducer(opts: BisectOptions): Promise<BisectResult> 
     maxProbes: opts.maxProbes ?? BISECT_DEFAULTS.maxProbes,
     maxGoodEndProbes: opts.maxGoodEndProbes ?? BISECT_DEFAULTS.maxGoodEndProbes,
     probe,
+    ...(opts.knownBad ? { knownBad: opts.knownBad } : {}),
   });
   return { ...res, cost: cost() };
 }

@@ -14,4 +14,5 @@ export { classifyRun, fileOfTest } from './classify-run.ts';
 export { EraPool, type EraImage, type EraPoolOptions } from './era-pool.ts';
 export { ATTRIBUTION_METHODS, decideAttribution, type AttributionDecision, type AttributionMethod, type DecideOptions, type Disagreement } from './decide.ts';
 export { chainBisectInput, type ChainBisectInput } from './chain-input.ts';
+export { BISECT_KINDS } from './types.ts';
 export type { BisectCost, BisectKind, BisectResult, ProbeEnv, SearchResult, SkipReason, Step, StepRole, Verdict } from './types.ts';

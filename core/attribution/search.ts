@@ -19,6 +19,8 @@ export interface SearchOptions {
   /** Most commits probed while looking for a good end. */
   maxGoodEndProbes: number;
   probe: (commit: string, role: StepRole) => Promise<Step>;
+  /** The fail->pass tests already seen failing at the bad end (validate's S4, the same run): it is not probed again. */
+  knownBad?: readonly string[];
 }
 
 type Outcome = Step['outcome'];
@@ -86,7 +88,11 @@ export async function searchFirstBad(opts: SearchOptions): Promise<SearchResult>
     return step.outcome;
   };
 
-  const end = await probe(opts.bad, 'bad_end');
+  let end: Outcome;
+  if (opts.knownBad?.length) {
+    steps.push({ commit: sha(opts.bad), role: 'bad_end', seconds: 0, reused: true, outcome: 'bad', failing: [...opts.knownBad] });
+    known.set(opts.bad, (end = 'bad'));
+  } else end = await probe(opts.bad, 'bad_end');
   if (end !== 'bad') {
     const { commit: _c, role: _r, seconds: _s, ...verdict } = steps[0]!;
     return { kind: 'no_bad_end', verdict, steps };
@@ -120,6 +126,13 @@ export async function searchFirstBad(opts: SearchOptions): Promise<SearchResult>
   let lo = good;
   let hi = Math.min(...[...known].filter(([i, o]) => i > good && o === 'bad').map(([i]) => i));
   const range = (): string[] => Array.from({ length: hi - lo }, (_, k) => sha(lo + 1 + k));
+  // The good end is just before a blamed commit: test blame's answer first (bad there: found in one probe).
+  const blamed = good + 1;
+  if (blamed < hi && opts.candidates.includes(blamed) && !known.has(blamed) && steps.length < opts.maxProbes) {
+    const o = await probe(blamed, 'bisect');
+    if (o === 'good') lo = blamed;
+    else if (o === 'bad') hi = blamed;
+  }
   while (hi - lo > 1) {
     const i = nextProbe(lo, hi, known);
     if (i === null) return { kind: 'ambiguous', commits: range(), good: sha(lo), steps };

@@ -24,7 +24,8 @@ export type Verdict =
 /** Why a commit was probed: the known-bad end (PR2's base), a candidate good end, or a bisection step. */
 export type StepRole = 'bad_end' | 'good_end' | 'bisect';
 
-export type Step = { commit: string; role: StepRole; seconds: number } & Verdict;
+/** `reused`: not probed, the outcome validate already saw there (PR2's base: its S4 state). */
+export type Step = { commit: string; role: StepRole; seconds: number; reused?: true } & Verdict;
 
 /** What a bisection cost: containers opened, runner executions, wall seconds. */
 export interface BisectCost {
@@ -54,6 +55,12 @@ export type SearchResult = { steps: Step[] } & (
   | { kind: 'not_on_mainline' }
 );
 export type BisectKind = SearchResult['kind'];
+
+/** Every way a bisection can end (BisectKind, as a list for schemas). */
+export const BISECT_KINDS = ['found', 'ambiguous', 'budget', 'no_bad_end', 'introduced', 'no_good_end', 'all_skipped', 'not_on_mainline'] as const satisfies readonly BisectKind[];
+// Both ways: a kind added to SearchResult and not listed here fails to compile.
+const _allKinds: Record<BisectKind, true> = Object.fromEntries(BISECT_KINDS.map((k) => [k, true])) as Record<(typeof BISECT_KINDS)[number], true>;
+void _allKinds;
 
 /** A search's result and what it cost. */
 export type BisectResult = SearchResult & { cost: BisectCost };

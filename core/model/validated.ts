@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { AttributionSchema } from './attribution.ts';
 import { ExtractedChainSchema } from './extracted.ts';
 
 export const STATE_NAMES = ['S1', 'S2', 'S3', 'S4', 'S5'] as const;
@@ -67,6 +68,8 @@ export const ValidatedChainSchema = ExtractedChainSchema.extend({
   db_backend: z.string().min(1).default('sqlite'),
   /** The test environment of PR1's era as validation ran it (a detected recipe's chosen candidate may set some): eval images get the same. */
   test_env: z.record(z.string(), z.string()).default({}),
+  /** Execution-confirmed attribution of PR1 (null when it did not run: turned off, no PR2 fail->pass test). */
+  attribution: AttributionSchema.nullable().default(null),
   /** What validating it cost (null when it was not validated). */
   cost: z.object({ containerStarts: z.number().int(), execMs: z.number(), wallMs: z.number() }).nullable(),
 });

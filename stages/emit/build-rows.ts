@@ -32,6 +32,8 @@ function evidence(c: JudgedChain): string {
     blamed_lines: c.szz.blamedLines,
     unattributed_score: c.szz.unattributedScore,
     add_only: c.szz.addOnly,
+    // Execution-confirmed attribution (validate): the method, the first bad commit, the bisection's steps, what blame said instead.
+    attribution: c.attribution,
   });
 }
 

@@ -67,7 +67,7 @@ export const emitStage: StageDef<JudgedChain, Record<string, unknown>> = {
   entry: import.meta.url,
   // The registry and the eval images' history mode change every gradeable row's docker_image; the card's
   // license is read at the mined branch's head.
-  config: (cfg) => ({ image: cfg.validate.image, registry: cfg.images.registry, evalHistory: cfg.images.evalHistory, branch: cfg.discover.branch }),
+  config: (cfg) => ({ image: cfg.validate.image, registry: cfg.images.registry, evalHistory: cfg.images.evalHistory, branch: cfg.discover.branch, recipes: cfg.validate.recipes }),
   input: JudgedChainSchema,
   output: VerifiedRowSchema,
   // The card's funnel starts at discover's candidate count, and its license is read at the head discover mined.
@@ -92,7 +92,7 @@ export const emitStage: StageDef<JudgedChain, Record<string, unknown>> = {
     for (const c of gradeable) {
       ctx.signal.throwIfAborted();
       // The PR1 era's recipe: its test environment goes into the eval image, as validation ran with it.
-      const { recipe } = await loadRecipe(ctx.repo.name, ctx.repo.clone, c.pr1_head);
+      const { recipe } = await loadRecipe(ctx.repo.name, ctx.repo.clone, c.pr1_head, { recipes: ctx.config.validate.recipes });
       const res = await ensureEvalImage({
         docker, clone: ctx.repo.clone, envImage: c.env_image_pr1 ?? rc.image, baseCommit: c.pr1_base, runner: getRunner(c.runner),
         history: ctx.config.images.evalHistory, testEnv: { ...recipe.env, ...c.test_env }, signal: ctx.signal, log: ctx.log, logDir: join(ctx.outDir, 'eval-logs'), lockDir: ctx.config.images.lockDir,

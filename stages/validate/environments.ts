@@ -22,6 +22,8 @@ export interface EnvironmentOptions {
   /** The runner when `image` is explicit. */
   runner: string;
   signal: AbortSignal;
+  /** 'detect': ignore shipped recipe files (config `validate.recipes`). */
+  recipes?: 'shipped' | 'detect';
   /** Limits of the probe run that checks a detected recipe (default: the container defaults). */
   limits?: { memoryBytes?: number; pidsLimit?: number; nanoCpus?: number; runTimeoutSec?: number };
 }
@@ -61,7 +63,7 @@ const choicesOf = new WeakMap<EnvImages, EnvChoices>();
  * (default: the test modules the commit changed, see changedTestModules).
  */
 export async function eraEnvironment(opts: EnvironmentOptions, commit: string, testFiles?: readonly string[]): Promise<EraEnv> {
-  const { recipe, candidates } = await loadRecipe(opts.repo, opts.clone, commit);
+  const { recipe, candidates } = await loadRecipe(opts.repo, opts.clone, commit, { recipes: opts.recipes });
   if (opts.image) {
     const runner = getRunner(opts.runner);
     return { kind: 'ready', image: opts.image, recipe: { ...recipe, runner: runner.name as Recipe['runner'] }, runner, built: false };

@@ -1,14 +1,18 @@
 import type { StageDef } from '../../core/stage.ts';
 import { absoluteGitDir } from '../../core/git.ts';
 import { ExtractedChainSchema, type ExtractedChain } from '../../core/model/extracted.ts';
-import { computeSets, type FileOf } from './compute-sets.ts';
-import { join } from 'node:path';
-import { errorMessage, ForesightError } from '../../core/errors.ts';
-import { applyCachePolicy, assertDockerReachable, backendEnv, ChainEnvPool, connectDocker, DEFAULT_BACKEND, EnvImages, ensureImage, isIgnoredTest, openChainEnv, removeStaleContainers, startService, type ChainEnv, type Recipe, type ServiceSession } from '../../core/env/index.ts';
-import { validateOnBackends } from './backends.ts';
+import { errorMessage } from '../../core/errors.ts';
+import { applyCachePolicy, assertDockerReachable, ChainEnvPool, connectDocker, DEFAULT_BACKEND, EnvImages, ensureImage, removeStaleContainers } from '../../core/env/index.ts';
+import { contextCollector, type ContextCollector } from '../../core/extract/context.ts';
+import { extractChain, repoShortName } from '../../core/extract/chain.ts';
+import { listChanges, type ListedChanges } from '../../core/history/changes.ts';
+import type { PullRequest } from '../../core/model/change.ts';
+import { sourceSettings } from '../../core/sources/registry.ts';
+import { attributeChain, canAttribute, type AttributeDeps } from './attribute.ts';
+import type { ContainerDeps } from './chain-containers.ts';
 import { eraEnvironment, type EnvironmentOptions } from './environments.ts';
-import { runChainStates, type ChainCost } from './run-chain.ts';
-import { STATE_NAMES, ValidatedChainSchema, type StateName, type StateResult, type ValidatedChain } from '../../core/model/validated.ts';
+import { validateChain, type ChainEras } from './validate-chain.ts';
+import { ValidatedChainSchema, type ValidatedChain } from '../../core/model/validated.ts';
 
 const EMPTY_SETS = {
   states: [],
@@ -31,11 +35,15 @@ const EMPTY_SETS = {
  * `validate.repeat` says (run-chain.ts): by default only the tests that can still be in a set. A recipe's
  * database `backends` are tried in order (backends.ts): a chain whose tests were skipped on one is
  * validated again on the next, its database service running in a sidecar on an internal network.
+ * Then, unless `validate.attribution` is off, a chain with PR2 fail->pass tests has its PR1 confirmed by
+ * execution (attribute.ts): moved to the change the bisection names (re-extracted, validated again),
+ * or excluded as `unattributed` when that commit belongs to no change.
  */
 export const validateStage: StageDef<ExtractedChain, ValidatedChain> = {
   name: 'validate',
   entry: import.meta.url,
-  config: (cfg) => cfg.validate,
+  // Attribution also reads the history as discover lists it, and re-extracts with extract's sources.
+  config: (cfg) => (cfg.validate.attribution === 'off' ? cfg.validate : { ...cfg.validate, discover: { branch: cfg.discover.branch, units: cfg.discover.units, tracker: cfg.discover.tracker, offline: cfg.discover.offline }, sources: cfg.sources }),
   input: ExtractedChainSchema,
   output: ValidatedChainSchema,
   async run(chains, ctx) {
@@ -53,7 +61,7 @@ export const validateStage: StageDef<ExtractedChain, ValidatedChain> = {
     // This run's images: builds shared by the chains of one era, failures remembered until the run ends.
     const images = new EnvImages({ docker, baseAlias: imageCfg.baseAlias, lockDir: imageCfg.lockDir, log: ctx.log });
     const envOpts: EnvironmentOptions = {
-      repo: ctx.repo.name, clone: ctx.repo.clone, gitDir, repoDir: ctx.repoDir, log: ctx.log, images, image: cfg.image, runner: cfg.runner, signal: ctx.signal,
+      repo: ctx.repo.name, clone: ctx.repo.clone, gitDir, repoDir: ctx.repoDir, log: ctx.log, images, image: cfg.image, runner: cfg.runner, signal: ctx.signal, recipes: cfg.recipes,
       limits: { memoryBytes: cfg.memoryMiB * 1024 * 1024, pidsLimit: cfg.pidsLimit, nanoCpus: Math.round(cfg.cpus * 1e9), runTimeoutSec: cfg.timeoutSec },
     };
     const usedImages = new Set<string>();
@@ -83,122 +91,66 @@ export const validateStage: StageDef<ExtractedChain, ValidatedChain> = {
     let backendFallbacks = 0;
     // Containers without a service outlive their chain: the next chain of the era reuses a warm one.
     const pool = new ChainEnvPool(docker, cfg.jobs);
+    const containers: ContainerDeps = {
+      docker, pool, gitDir, baseAlias: imageCfg.baseAlias, lockDir: imageCfg.lockDir, repoDir: ctx.repoDir, log: ctx.log, signal: ctx.signal,
+      limits: { memoryBytes: cfg.memoryMiB * 1024 * 1024, pidsLimit: cfg.pidsLimit, nanoCpus: Math.round(cfg.cpus * 1e9), runTimeoutSec: cfg.timeoutSec },
+    };
+    // Each era's environment comes from its PR's head: its recipe and dependency files.
+    const chainEras = async (chain: ExtractedChain): Promise<ChainEras> => {
+      const pr1 = await eraOf(chain.pr1_head, chain.pr1_test_files);
+      const pr2 = chain.pr2_head === chain.pr1_head ? pr1 : await eraOf(chain.pr2_head, chain.anticipation_test_files);
+      for (const e of [pr1, pr2]) if (e.kind === 'ready') usedImages.add(e.image);
+      return { pr1, pr2 };
+    };
+    const validateOne = async (chain: ExtractedChain, eras: ChainEras): Promise<ValidatedChain> => {
+      const r = await validateChain(chain, eras, { cfg, containers });
+      stateRuns += r.stateRuns;
+      if (r.fellBack) backendFallbacks++;
+      return r.chain;
+    };
+    // Attribution reads the history as szz did, and re-extracts a chain moved to another PR1 as extract does.
+    let history: Promise<ListedChanges> | null = null;
+    const attributeDeps: AttributeDeps = {
+      history: () => (history ??= listChanges(ctx.repo.clone, ctx.config.discover)),
+      eraOf: async (commit, testFiles) => {
+        const era = await eraOf(commit, testFiles);
+        if (era.kind === 'ready') usedImages.add(era.image);
+        return era;
+      },
+      containers,
+    };
+    let discussion: ContextCollector | null = null;
+    const reextract = async (chain: ExtractedChain, pr1: PullRequest): Promise<ExtractedChain> => {
+      discussion ??= contextCollector({
+        repo: ctx.repo.name, clone: ctx.repo.clone, repoDir: ctx.repoDir, tracker: chain.tracker,
+        offline: ctx.config.discover.offline, log: ctx.log, settings: sourceSettings(ctx.config, ctx.secrets),
+      });
+      return (await extractChain({ ...chain, pr1, excluded: null }, { clone: ctx.repo.clone, repoName: repoShortName(ctx.repo.name), discussion })).chain;
+    };
     let items: ValidatedChain[];
     try {
       items = await ctx.forEach(
         chains,
         { id: (c) => c.instance_id, label: 'validating chains', concurrency: cfg.jobs },
         async (chain): Promise<ValidatedChain> => {
-          if (chain.excluded) return { ...chain, ...EMPTY_SETS, runner: cfg.runner, install_cmd: '', env_image_pr1: null, env_image_pr2: null, db_backend: DEFAULT_BACKEND, test_env: {}, cost: null };
-          const started = Date.now();
-          // Each era's environment comes from its PR's head: its recipe and dependency files.
-          const pr1 = await eraOf(chain.pr1_head, chain.pr1_test_files);
-          const pr2 = chain.pr2_head === chain.pr1_head ? pr1 : await eraOf(chain.pr2_head, chain.anticipation_test_files);
-          for (const e of [pr1, pr2]) if (e.kind === 'ready') usedImages.add(e.image);
+          if (chain.excluded) return excludedChain(chain, cfg.runner);
+          const eras = await chainEras(chain);
           buildAhead(chain);
-          const recipe = pr1.recipe ?? pr2.recipe;
-          const runner = pr1.runner ?? pr2.runner;
-          const fileOf: FileOf = (id, files) => runner?.testFileOf?.(id, files) ?? id.split('::')[0] ?? null;
-          // One run of the five states on one database backend (a sidecar for a service, none for sqlite).
-          const validateOn = async (backend: string) => {
-            // One container per distinct environment: one per chain when both eras share an image.
-            const containers = new Map<string, { env: ChainEnv; poolKey: string | null }>();
-            let opened = 0;
-            let service: ServiceSession | null = null;
-            let serviceProblem: string | null = null;
-            try {
-              const { states, cost } = await runChainStates({
-                chain,
-                runs: cfg.runs,
-                repeat: cfg.repeat,
-                signal: ctx.signal,
-                envFor: async (state) => {
-                  const era = state === 'S4' || state === 'S5' ? pr2 : pr1;
-                  if (era.kind === 'broken') return { kind: 'broken', problem: era.problem };
-                  // Started with the first state that runs, shared by both eras' containers.
-                  if (!service && serviceProblem === null) {
-                    try {
-                      service = await startService({ backend, docker, baseAlias: imageCfg.baseAlias, lockDir: imageCfg.lockDir, log: ctx.log, logDir: join(ctx.repoDir, 'validate', 'env-logs'), signal: ctx.signal });
-                      if (service.network) ctx.log.debug(`${chain.instance_id}: ${backend} ready in ${service.readySec.toFixed(1)} s`);
-                    } catch (err) {
-                      if (ctx.signal.aborted || !(err instanceof ForesightError)) throw err;
-                      // The service is our environment: its failure is never evidence about the chain.
-                      serviceProblem = `the ${backend} database service did not start: ${errorMessage(err)}`;
-                    }
-                  }
-                  if (!service) return { kind: 'broken', problem: serviceProblem ?? `the ${backend} database service did not start` };
-                  let held = containers.get(era.image);
-                  if (!held) {
-                    const svc: ServiceSession = service;
-                    const env = backendEnv(era.recipe.env, svc);
-                    const open = () =>
-                      openChainEnv({
-                        gitDir,
-                        image: era.image,
-                        runner: era.runner,
-                        env,
-                        network: svc.network,
-                        memoryBytes: cfg.memoryMiB * 1024 * 1024,
-                        pidsLimit: cfg.pidsLimit,
-                        nanoCpus: Math.round(cfg.cpus * 1e9),
-                        runTimeoutSec: cfg.timeoutSec,
-                        docker,
-                        signal: ctx.signal,
-                      });
-                    // A container on a chain's service network dies with the chain; the others are pooled by image and environment.
-                    const poolKey = svc.network ? null : JSON.stringify([era.image, era.runner.name, env]);
-                    if (poolKey === null) {
-                      held = { env: await open(), poolKey };
-                      opened++;
-                    } else {
-                      const got = await pool.acquire(poolKey, open);
-                      held = { env: got.env, poolKey };
-                      if (!got.reused) opened++;
-                    }
-                    containers.set(era.image, held);
-                  }
-                  return { kind: 'ready', env: held.env, runner: era.runner };
-                },
-              });
-              stateRuns += cost.stateRuns;
-              const kept = dropIgnored(states, recipe);
-              const readySec = (service as ServiceSession | null)?.readySec ?? 0;
-              return { states: kept, execMs: cost.execMs, containerStarts: opened, readySec, exclusion: computeSets(kept, fileOf).exclusion };
-            } finally {
-              for (const { env, poolKey } of containers.values()) {
-                if (poolKey === null || ctx.signal.aborted) await env.close().catch(() => undefined);
-                else await pool.release(poolKey, env);
-              }
-              await (service as ServiceSession | null)?.close().catch(() => undefined);
-            }
-          };
-          const recipeBackends = recipe?.backends ?? [DEFAULT_BACKEND];
-          const tried: Array<{ execMs: number; containerStarts: number; readySec: number; wallMs: number }> = [];
-          const { backend, result, left } = await validateOnBackends(recipeBackends as [string, ...string[]], async (b) => {
-            const t0 = Date.now();
-            const r = await validateOn(b);
-            tried.push({ ...r, wallMs: Date.now() - t0 });
-            return r;
-          });
-          if (left.length) {
-            backendFallbacks++;
-            const secs = (t: (typeof tried)[number]): string => `${(t.wallMs / 1000).toFixed(1)} s, ${(t.execMs / 1000).toFixed(1)} s in tests${t.readySec ? `, service ready in ${t.readySec.toFixed(1)} s` : ''}`;
-            const why = left.map((l, i) => `${l.reason} on ${l.backend} (${secs(tried[i]!)})`).join(', ');
-            ctx.log.info(`${chain.instance_id}: ${why}; validated on ${backend} (${secs(tried[tried.length - 1]!)})`);
+          const validated = await validateOne(chain, eras);
+          if (cfg.attribution === 'off' || !canAttribute(validated)) return validated;
+          const att = await attributeChain(validated, attributeDeps);
+          if (att.kind === 'kept') return { ...validated, attribution: att.record };
+          if (att.kind === 'unattributed') {
+            return { ...validated, attribution: att.record, gradeable: false, excluded: { reason: 'unattributed', detail: att.detail, stage: 'validate' } };
           }
-          return finish(chain, result.states, fileOf, {
-            runner: runner?.name ?? cfg.runner,
-            install_cmd: recipe?.install.join(' && ') ?? '',
-            env_image_pr1: pr1.kind === 'ready' ? pr1.image : null,
-            env_image_pr2: pr2.kind === 'ready' ? pr2.image : null,
-            db_backend: backend,
-          test_env: pr1.kind === 'ready' ? pr1.recipe.env : {},
-            cost: {
-              execMs: tried.reduce((a, t) => a + t.execMs, 0),
-              containerStarts: tried.reduce((a, t) => a + t.containerStarts, 0),
-              wallMs: Date.now() - started,
-            },
-          });
+          // Execution names another PR1: the chain is extracted and its states validated again for it.
+          ctx.log.info(`${chain.instance_id}: the tests stop passing in ${att.pr1.id}, not ${chain.pr1.id} (${att.record.disagreements.map((d) => d.source).join(', ') || 'blame'}): PR1 moved`);
+          const moved = await reextract(chain, att.pr1);
+          if (moved.excluded) return { ...excludedChain(moved, cfg.runner), attribution: att.record, cost: validated.cost };
+          const again = await validateOne(moved, await chainEras(moved));
+          // The cost covers both validations (the bisection's own is in the record).
+          const cost = again.cost && validated.cost && { containerStarts: validated.cost.containerStarts + again.cost.containerStarts, execMs: validated.cost.execMs + again.cost.execMs, wallMs: validated.cost.wallMs + again.cost.wallMs };
+          return { ...again, attribution: att.record, cost };
         },
       );
     } finally {
@@ -215,6 +167,12 @@ export const validateStage: StageDef<ExtractedChain, ValidatedChain> = {
       exec_ms: items.reduce((a, i) => a + (i.cost?.execMs ?? 0), 0),
       chain_wall_ms: items.reduce((a, i) => a + (i.cost?.wallMs ?? 0), 0),
       backend_fallbacks: backendFallbacks,
+      // From the items, so a resumed run counts the chains it reused too.
+      attribution_bisected: items.filter((i) => i.attribution).length,
+      attribution_confirmed: items.filter((i) => i.attribution?.method?.startsWith('execution') && !i.attribution.moved_from).length,
+      attribution_moved: items.filter((i) => i.attribution?.moved_from).length,
+      attribution_unattributed: items.filter((i) => i.attribution?.decision === 'unattributed').length,
+      attribution_errors: items.filter((i) => i.attribution?.decision === 'error').length,
     };
     for (const i of items) if (i.cost) counts[`backend_${i.db_backend}`] = (counts[`backend_${i.db_backend}`] ?? 0) + 1;
     for (const i of items) if (i.excluded) counts[`excluded_${i.excluded.reason}`] = (counts[`excluded_${i.excluded.reason}`] ?? 0) + 1;
@@ -222,22 +180,7 @@ export const validateStage: StageDef<ExtractedChain, ValidatedChain> = {
   },
 };
 
-/** A recipe's ignored tests are never graded: they leave every state before the sets are computed. */
-function dropIgnored(states: Record<StateName, StateResult>, recipe: Recipe | null): Record<StateName, StateResult> {
-  if (!recipe?.ignoreTests.length) return states;
-  const out = {} as Record<StateName, StateResult>;
-  for (const [name, st] of Object.entries(states) as Array<[StateName, StateResult]>) {
-    out[name] = { ...st, tests: Object.fromEntries(Object.entries(st.tests).filter(([id]) => !isIgnoredTest(recipe, id))) };
-  }
-  return out;
-}
-
-function finish(
-  chain: ExtractedChain,
-  states: Record<StateName, StateResult>,
-  fileOf: FileOf,
-  extra: Pick<ValidatedChain, 'runner' | 'install_cmd' | 'env_image_pr1' | 'env_image_pr2' | 'db_backend' | 'test_env'> & { cost: ChainCost },
-): ValidatedChain {
-  const { exclusion, ...sets } = computeSets(states, fileOf);
-  return { ...chain, ...sets, ...extra, states: STATE_NAMES.map((n) => states[n]), excluded: exclusion, gradeable: exclusion === null };
+/** A chain excluded before validation: no states, no sets. */
+function excludedChain(chain: ExtractedChain, runner: string): ValidatedChain {
+  return { ...chain, ...EMPTY_SETS, runner, install_cmd: '', env_image_pr1: null, env_image_pr2: null, db_backend: DEFAULT_BACKEND, test_env: {}, attribution: null, cost: null };
 }

@@ -26,6 +26,12 @@ describe('loadConfig: one configuration from flags, environment and defaults', (
     expect(c.judge.provider).toBe('rules');
   });
 
+  it("FORESIGHT_RECIPES: 'shipped' by default, 'detect' ignores recipe files; anything else is refused", () => {
+    expect(loadConfig({}).validate.recipes).toBe('shipped');
+    expect(loadConfig({ FORESIGHT_RECIPES: 'detect' }).validate.recipes).toBe('detect');
+    expect(() => loadConfig({ FORESIGHT_RECIPES: 'none' })).toThrow(/FORESIGHT_RECIPES/);
+  });
+
   it('flags win over the environment', () => {
     const c = loadConfig({ FORESIGHT_JOBS: '4', FORESIGHT_RUNS: '2', FORESIGHT_SINCE: '2020-01-01' }, { jobs: '2', since: '2023-05-01' });
     expect(c.validate.jobs).toBe(2);

@@ -149,9 +149,14 @@ describe.skipIf(!dockerUp)('make demo, end to end through real Docker', () => {
       'minilib__3-8': null,
       'minilib__4-11': 'ineligible',
       'minilib__5-12': 'ineligible',
-      'minilib__6-10': 'anticipation_empty',
+      // #10's tests stop passing at a direct commit after #6 (execution-confirmed attribution): PR1 is no change.
+      'minilib__6-10': 'unattributed',
     });
     for (const r of rows) expect(r.excluded).toBe(r.exclusion_reason !== null);
+    const attribution = (id: string) => (JSON.parse(String(rows.find((r) => r.instance_id === id)!.mining_evidence)) as { attribution: Record<string, unknown> | null }).attribution;
+    // #8's tests cannot import before #3 and fail from it on: execution agrees with blame.
+    expect(attribution('minilib__3-8')).toMatchObject({ decision: 'attributed', method: 'execution+blame', change: '3', execution: 'introduced' });
+    expect(attribution('minilib__6-10')).toMatchObject({ decision: 'unattributed', execution: 'found', disagreements: [{ source: 'reference', change: '6' }] });
   });
 
   it('never lets the flaky test into any set', async () => {

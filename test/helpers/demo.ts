@@ -1,10 +1,16 @@
-import { mkdtemp } from 'node:fs/promises';
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { cp, mkdtemp, rename, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { inject } from 'vitest';
 import { makeDemoRepo } from '../../pipeline/demo/make-demo-repo.ts';
 import { loadConfig, loadSecrets } from '../../core/config.ts';
 import { silentLogger } from '../../core/log.ts';
 import { runPipeline, type RunPipelineOptions } from '../../pipeline/pipeline.ts';
+
+const run = promisify(execFile);
 
 /** A fresh demo repository and data root in a temp dir. */
 export async function demoWorkspace(): Promise<{ root: string; clone: string; dataRoot: string; repo: { name: string; clone: string } }> {
@@ -17,4 +23,33 @@ export async function demoWorkspace(): Promise<{ root: string; clone: string; da
 /** Run the pipeline as the CLI does: configuration and secrets from the (test's) environment at call time. */
 export function runOn(ws: { dataRoot: string; repo: { name: string; clone: string } }, extra: Partial<RunPipelineOptions> = {}) {
   return runPipeline({ dataRoot: ws.dataRoot, repo: ws.repo, config: loadConfig(process.env), secrets: loadSecrets(process.env), log: silentLogger, ...extra });
+}
+
+const ROOT = join(import.meta.dirname, '..', '..');
+// Secrets never reach the shared demo; the judges are the offline rules whatever the caller's environment says.
+const SECRETS = ['GITHUB_TOKEN', 'FORESIGHT_LLM_API_KEY', 'OPENAI_API_KEY', 'HF_TOKEN'];
+
+/**
+ * A data root holding the demo mined end to end by the real CLI (`foresight demo`), the caller's own copy.
+ * The demo is mined once per test run into the run's shared directory (test/global-setup.ts): the files
+ * that only read its output do not each pay for mining it again.
+ */
+export async function minedDemoCopy(): Promise<string> {
+  const shared = join(inject('sharedDir'), 'demo');
+  if (!existsSync(shared)) {
+    const partial = `${shared}.partial-${process.pid}`;
+    await rm(partial, { recursive: true, force: true });
+    const env: NodeJS.ProcessEnv = { ...process.env, FORESIGHT_LLM_BASE_URL: '' };
+    for (const k of SECRETS) delete env[k];
+    await run(join(ROOT, 'node_modules/.bin/tsx'), [join(ROOT, 'pipeline/bin.ts'), 'demo', '--data', partial], { cwd: ROOT, env, maxBuffer: 64 * 1024 * 1024 }).catch(
+      (e: { stderr?: string }) => {
+        throw new Error(`foresight demo failed:\n${String(e.stderr ?? e).slice(-2000)}`);
+      },
+    );
+    // Another file may have finished first (parallel runs): either copy is the same demo.
+    await rename(partial, shared).catch(() => rm(partial, { recursive: true, force: true }));
+  }
+  const copy = await mkdtemp(join(tmpdir(), 'foresight-demo-copy-'));
+  await cp(shared, copy, { recursive: true, preserveTimestamps: true });
+  return copy;
 }

@@ -14,6 +14,7 @@ import { contentFingerprint } from '../../core/artifacts.ts';
 import { isDockerReachable } from '../../core/env/index.ts';
 import { createLogger } from '../../core/log.ts';
 import { hubFetch, parseRetryAfter } from '../../pipeline/publish/index.ts';
+import { minedDemoCopy } from '../helpers/demo.ts';
 import { startFakeHub, type FakeHub } from '../helpers/fake-hub.ts';
 import { pythonWithDatasets, runPython } from '../helpers/python.ts';
 
@@ -113,10 +114,8 @@ describe.skipIf(!dockerUp)('foresight publish: the demo dataset to a local hub, 
   }
 
   beforeAll(async () => {
-    data = await mkdtemp(join(tmpdir(), 'foresight-publish-'));
+    data = await minedDemoCopy();
     scratch = await mkdtemp(join(tmpdir(), 'foresight-publish-scratch-'));
-    const demo = await cli(['demo', '--data', data], { FORESIGHT_LLM_BASE_URL: '' });
-    if (demo.code !== 0) throw new Error(`foresight demo failed:\n${demo.stderr.slice(-2000)}`);
     emitDir = join(data, 'demo__minilib', 'emit');
     hf = join(emitDir, 'hf');
     await pythonWithDatasets(); // the venv the product finds (FORESIGHT_PY_VENV, default .venv-test)

@@ -16,6 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isDockerReachable } from '../../core/env/index.ts';
 import { PROJECT_ROOT } from '../../core/version.ts';
 import { scriptJson, type ReportPageData } from '../../pipeline/report/index.ts';
+import { minedDemoCopy } from '../helpers/demo.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
@@ -194,9 +195,7 @@ describe.skipIf(skipBrowser)('the report page in headless Chromium', () => {
   beforeAll(async () => {
     if (!chromiumThere) throw new Error(`${CHROMIUM} is missing: install Debian's chromium (scripts/setup.sh does)`);
     if (!dockerUp) throw new Error('Docker is not reachable: the report test mines the demo (run scripts/setup.sh)');
-    const data = join(scratch, 'demo-data');
-    const demo = await foresight(['demo', '--data', data]);
-    if (demo.code !== 0) throw new Error(`foresight demo failed: ${demo.stderr}`);
+    const data = await minedDemoCopy();
     hf = join(data, 'demo__minilib', 'emit', 'hf');
     verified = (await readFile(join(hf, 'jsonl', 'verified.jsonl'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as Record<string, string | boolean | null>);
     file = await report(hf);
@@ -292,7 +291,7 @@ describe.skipIf(skipBrowser)('the report page in headless Chromium', () => {
   it('a chain is addressable by #chain=<instance_id>, and an unknown one says so', async () => {
     const { page, problems } = await open(file, '#chain=minilib__6-10');
     expect(await page.locator('#chain').getAttribute('data-id')).toBe('minilib__6-10');
-    expect(await page.locator('#exclusion-reason').innerText()).toBe('anticipation_empty');
+    expect(await page.locator('#exclusion-reason').innerText()).toBe('unattributed');
     await page.click('#back');
     expect(await ids(page)).toHaveLength(verified.length);
     await page.goto(pathToFileURL(file).href + '#chain=minilib__99-100');

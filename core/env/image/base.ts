@@ -15,8 +15,11 @@ export const BASE_SCRIPT = fileURLToPath(new URL('./build-base-image.sh', import
 /** The Python of the default base image (Debian bookworm). */
 export const BASE_PYTHON = '3.11';
 
-/** One base image per era's Python, each Debian's own python3 (the mirror serves these releases). */
-export const BASE_RELEASES = { '3.9': 'bullseye', '3.11': 'bookworm', '3.13': 'trixie' } as const;
+/**
+ * One base image per era's Python, each Debian's own python3 (the mirror serves these releases); 3.7 is
+ * bullseye's PyPy (pypy3 7.3.5), installed into the env image by its apt step (build-scripts.ts).
+ */
+export const BASE_RELEASES = { '3.9': 'bullseye', '3.11': 'bookworm', '3.13': 'trixie', '3.7': 'bullseye' } as const;
 export type BasePython = keyof typeof BASE_RELEASES;
 export type BaseRelease = (typeof BASE_RELEASES)[BasePython];
 export const BASE_PYTHONS = Object.keys(BASE_RELEASES) as BasePython[];
@@ -114,6 +117,7 @@ async function buildBase(docker: Docker, image: string, alias: string, release: 
   return { image, id: info.Id, alias, built: true };
 }
 
+/** The release's own python3 (the first key naming it: bullseye is 3.9, not its PyPy). */
 function pythonOf(release: BaseRelease): BasePython {
   return BASE_PYTHONS.find((p) => BASE_RELEASES[p] === release)!;
 }

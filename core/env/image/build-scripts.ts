@@ -12,14 +12,19 @@ function q(s: string): string {
   return `'${s.replace(/'/g, `'\\''`)}'`;
 }
 
+/** Python "3.7" is bullseye's PyPy: not in the base image, installed with the recipe's packages. */
+const PYPY = '3.7';
+
 /** The apt step (run with network to Debian's mirror), or null when the recipe needs no packages. */
-export function aptScript(recipe: Pick<Recipe, 'systemPackages'>): string | null {
-  if (recipe.systemPackages.length === 0) return null;
-  const pkgs = recipe.systemPackages.map(q).join(' ');
+export function aptScript(recipe: Pick<Recipe, 'systemPackages'> & { python?: string }): string | null {
+  // Debian's python3-* packages are CPython's: PyPy cannot import them, and they cost minutes of apt.
+  const packages = recipe.python === PYPY ? ['pypy3', ...recipe.systemPackages.filter((p) => !p.startsWith('python3-'))] : recipe.systemPackages;
+  if (packages.length === 0) return null;
+  const pkgs = packages.map(q).join(' ');
   return [
     'set -eu',
     'export DEBIAN_FRONTEND=noninteractive',
-    `echo '[foresight] $ apt-get install ${recipe.systemPackages.join(' ')}'`,
+    `echo '[foresight] $ apt-get install ${packages.join(' ')}'`,
     'apt-get update -q',
     `apt-get install -y -q --no-install-recommends ${pkgs}`,
     'apt-get clean',
@@ -57,14 +62,23 @@ function driverLines(backends: readonly string[]): string[] {
 /** The install step (no network): venv, clone of $FORESIGHT_COMMIT, the recipe's commands, cleanup. */
 export function installScript(recipe: Pick<Recipe, 'install' | 'runner'> & { python?: string; backends?: readonly string[] }): string {
   const venvArgs = recipe.python !== undefined && SYSTEM_SITE_PYTHONS.has(recipe.python) ? `--system-site-packages ${VENV}` : VENV;
+  // PyPy's venv has no ensurepip in Debian: pip, setuptools (with pkg_resources, a wheel of its own in
+  // Debian) and wheel come from bullseye's own wheels (pip 20.3, run from its wheel).
+  const venv =
+    recipe.python === PYPY
+      ? [
+          `step 'pypy3 -m venv --without-pip ${VENV} && pip from /usr/share/python-wheels'`,
+          `pypy3 -m venv --without-pip ${VENV} || fail $? 'pypy3 -m venv ${VENV}'`,
+          `set -- /usr/share/python-wheels/pip-*.whl; ${VENV}/bin/python "$1/pip" install -q --no-index --find-links /usr/share/python-wheels pip setuptools pkg_resources wheel || fail $? 'pip into the PyPy venv'`,
+        ]
+      : [`step 'python3 -m venv ${venvArgs}'`, `python3 -m venv ${venvArgs} || fail $? 'python3 -m venv ${venvArgs}'`];
   const lines = [
     'set -u',
     'step() { printf "\\n[foresight] \\$ %s\\n" "$1"; }',
     'fail() { code=$1; shift; printf "\\n[foresight] FAILED (exit %s): %s\\n" "$code" "$*"; exit 1; }',
     'export GIT_CONFIG_GLOBAL=/tmp/.foresight-build.gitconfig GIT_TERMINAL_PROMPT=0 HOME=/root',
     "git config --global safe.directory '*' || fail $? 'git config'",
-    `step 'python3 -m venv ${venvArgs}'`,
-    `python3 -m venv ${venvArgs} || fail $? 'python3 -m venv ${venvArgs}'`,
+    ...venv,
     `export VIRTUAL_ENV=${VENV} PATH=${VENV}/bin:$PATH`,
     'step "git clone /src /tmp/testbed && git checkout $FORESIGHT_COMMIT"',
     'rm -rf /tmp/testbed',

@@ -3,7 +3,7 @@ import type Docker from 'dockerode';
 import { ForesightError } from '../../errors.ts';
 import { baseImageTag, DEFAULT_BASE_ALIAS } from './base.ts';
 import { connectDocker } from '../connect.ts';
-import { CREATED_LABEL, ENV_REPOSITORY } from './key.ts';
+import { CREATED_LABEL, ENV_REPOSITORY, SERVICE_REPOSITORY } from './key.ts';
 import { dockerError, inspectImage, splitRef, statusCode, tagImage } from './docker-image.ts';
 
 export type CacheLevel = 'none' | 'base' | 'env';
@@ -76,7 +76,7 @@ export async function pruneImages(opts: { keep: number; docker?: Docker; reposit
 }
 
 export interface CachePolicyOptions {
-  /** The env images (refs) this run used. */
+  /** The env and database service images (refs) this run used. */
   used: readonly string[];
   /** 'env' only: how many env images to keep (default DEFAULT_ENV_KEEP). */
   keep?: number;
@@ -89,7 +89,11 @@ export interface CachePolicyOptions {
 export async function applyCachePolicy(level: CacheLevel, opts: CachePolicyOptions): Promise<string[]> {
   const docker = opts.docker ?? connectDocker();
   // This run's own images are never pruned: the stages after validate (emit's gold check) still need them.
-  if (level === 'env') return pruneImages({ keep: opts.keep ?? DEFAULT_ENV_KEEP, docker, spare: opts.used });
+  if (level === 'env') {
+    const keep = opts.keep ?? DEFAULT_ENV_KEEP;
+    const env = await pruneImages({ keep, docker, spare: opts.used });
+    return [...env, ...(await pruneImages({ keep, docker, repository: SERVICE_REPOSITORY, spare: opts.used }))];
+  }
   const removed: string[] = [];
   for (const ref of new Set(opts.used)) if (await removeImage(docker, ref)) removed.push(ref);
   if (level === 'none') {

@@ -6,6 +6,8 @@ import { buildFields, type Recipe } from '../recipes/schema.ts';
 import { aptScript, installScript } from './build-scripts.ts';
 
 export const ENV_REPOSITORY = 'foresight-env';
+/** Database services' images (core/env/services/image.ts); the cache policy prunes them with the env images. */
+export const SERVICE_REPOSITORY = 'foresight-service';
 
 export const KEY_LABEL = 'foresight.env.key';
 export const CREATED_LABEL = 'foresight.env.created';

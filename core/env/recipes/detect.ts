@@ -78,6 +78,8 @@ export function declaredExtras(files: { pyproject?: string; setupCfg?: string; s
     const tables = tomlTables(files.pyproject);
     for (const k of tables.get('project.optional-dependencies') ?? []) extras.add(k);
     for (const k of tables.get('tool.poetry.extras') ?? []) extras.add(k);
+    // Dotted keys inside [project]: optional-dependencies.dev = [...] (pytest's form).
+    for (const k of tables.get('project') ?? []) if (k.startsWith('optional-dependencies.')) extras.add(k.slice('optional-dependencies.'.length));
     // Inline form: optional-dependencies = { test = [...] } inside [project].
     const inline = /optional-dependencies\s*=\s*\{([^}]*)\}/.exec(files.pyproject);
     if (inline) for (const m of inline[1]!.matchAll(/([A-Za-z0-9_.-]+)\s*=/g)) extras.add(m[1]!);
@@ -102,6 +104,8 @@ export function declaredExtras(files: { pyproject?: string; setupCfg?: string; s
     if (!block && /extras_require/.test(files.setupPy)) {
       // extras_require=EXTRAS with the dict defined elsewhere: look for the usual names as keys.
       for (const m of files.setupPy.matchAll(/["'](test|tests|testing|dev)["']\s*:/g)) extras.add(m[1]!);
+      // ... or set by subscript: EXTRAS["tests"] = ... (attrs' 2021 setup.py).
+      for (const m of files.setupPy.matchAll(/\[\s*["'](test|tests|testing|dev)["']\s*\]\s*=[^=]/g)) extras.add(m[1]!);
     }
   }
   return [...extras];

@@ -30,6 +30,8 @@ export interface LoadedRecipe {
 export interface LoadRecipeOptions {
   /** Directory of recipe files (default: this folder). */
   dir?: string;
+  /** 'detect': ignore the recipe file and detect (config `validate.recipes`); default 'shipped'. */
+  recipes?: 'shipped' | 'detect';
 }
 
 /** `owner/name` → `owner__name.json`. */
@@ -71,14 +73,14 @@ export function parseRecipe(text: string, file: string): Recipe {
 }
 
 /**
- * The repository's recipe file if present, else the recipe auto-detected from `clone` at `commit`.
- * `repo` is `owner/name`.
+ * The repository's recipe file if present (and `opts.recipes` is not 'detect'), else the recipe
+ * auto-detected from `clone` at `commit`. `repo` is `owner/name`.
  */
 export async function loadRecipe(repo: string, clone: string, commit: string, opts: LoadRecipeOptions = {}): Promise<LoadedRecipe> {
   const file = path.join(opts.dir ?? RECIPES_DIR, recipeFileName(repo));
   let text: string | null = null;
   try {
-    text = await readFile(file, 'utf8');
+    if (opts.recipes !== 'detect') text = await readFile(file, 'utf8');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') {
       throw new ForesightError(`cannot read recipe ${file}: ${(err as Error).message}`, {
@@ -98,7 +100,7 @@ export async function loadRecipe(repo: string, clone: string, commit: string, op
     recipe: candidates[0].recipe,
     source: 'detected',
     file: null,
-    reasons: [`no ${path.basename(file)}: detected`, ...detected.reasons, ...reasons],
+    reasons: [opts.recipes === 'detect' ? 'recipe files ignored (FORESIGHT_RECIPES=detect): detected' : `no ${path.basename(file)}: detected`, ...detected.reasons, ...reasons],
     candidates,
   };
 }

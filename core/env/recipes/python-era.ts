@@ -1,5 +1,6 @@
 /**
- * Which of the base images' Pythons (3.9 bullseye, 3.11 bookworm, 3.13 trixie) a commit is for, from
+ * Which of the base images' Pythons (3.9 bullseye, 3.11 bookworm, 3.13 trixie; 3.7 is bullseye's PyPy)
+ * a commit is for, from
  * the project's own metadata at that commit (read with git, no checkout), best first:
  *  - the versions it names: classifiers `Programming Language :: Python :: 3.X`, tox.ini's envlist
  *    (`py39`, `py3{8,9}`), CI matrices (.github/workflows, .travis.yml);
@@ -9,11 +10,18 @@
  * Python is older than 3.10 gets 3.9 first, as code of that era may not run on 3.11
  * (`from collections import Iterator`). Only Pythons the constraint allows are candidates (all of them
  * when it allows none of ours).
+ * A project whose newest named Python 3 is 3.5 or older (Django <= 1.10, 2016) gets PyPy 3.7 first:
+ * its metaclasses break on CPython 3.8+ (`__class__ not set defining 'AbstractBaseUser'`), and no
+ * served Debian release has a CPython older than 3.9.
  */
 import { git } from '../../git.ts';
 
-export const ERA_PYTHONS = ['3.9', '3.11', '3.13'] as const;
+/** CPython eras, then '3.7': PyPy 3.7 (bullseye's pypy3 7.3.5), only for code older than Python 3.6. */
+export const ERA_PYTHONS = ['3.9', '3.11', '3.13', '3.7'] as const;
 export type EraPython = (typeof ERA_PYTHONS)[number];
+/** The CPythons, ranked for every project; PyPy 3.7 only leads for the oldest code. */
+const CPYTHONS: readonly EraPython[] = ['3.9', '3.11', '3.13'];
+export const PYPY_PYTHON = '3.7' satisfies EraPython;
 
 export interface PythonEra {
   /** The Pythons to try, best first (at least one). */
@@ -98,9 +106,9 @@ const PY310_RELEASE = '2021-10-04';
 /** The Python order from what was read (pure: see `pythonEra` for the reading). */
 export function rankPythons(input: { named: string[]; constraint: string | null; date: string }): PythonEra {
   const reasons: string[] = [];
-  let allowed: EraPython[] = ERA_PYTHONS.filter((p) => input.constraint === null || satisfies(input.constraint, p));
-  if (input.constraint !== null) reasons.push(`requires-python ${input.constraint}: ${allowed.length ? allowed.join(', ') : `none of ${ERA_PYTHONS.join(', ')}`}`);
-  if (allowed.length === 0) allowed = [...ERA_PYTHONS];
+  let allowed: EraPython[] = CPYTHONS.filter((p) => input.constraint === null || satisfies(input.constraint, p));
+  if (input.constraint !== null) reasons.push(`requires-python ${input.constraint}: ${allowed.length ? allowed.join(', ') : `none of ${CPYTHONS.join(', ')}`}`);
+  if (allowed.length === 0) allowed = [...CPYTHONS];
   const named = input.named.filter((v) => v.startsWith('3.'));
   let wanted: EraPython;
   if (named.length) {
@@ -113,9 +121,14 @@ export function rankPythons(input: { named: string[]; constraint: string | null;
     wanted = input.date.slice(0, 10) < PY310_RELEASE ? '3.9' : '3.11';
     reasons.push(`names no Python version; committed ${input.date.slice(0, 10)}: ${wanted} first`);
   }
-  const idx = (p: EraPython): number => ERA_PYTHONS.indexOf(p);
+  const idx = (p: EraPython): number => CPYTHONS.indexOf(p);
   // The closest allowed Python to the wanted one; ties go to the older (code of a project's era runs there more often).
   const order = [...allowed].sort((a, b) => Math.abs(idx(a) - idx(wanted)) - Math.abs(idx(b) - idx(wanted)) || idx(a) - idx(b));
+  const newest = named.length ? parseVersion(named.at(-1)!)! : null;
+  if (newest !== null && cmp(newest, [3, 5]) <= 0 && (input.constraint === null || satisfies(input.constraint, PYPY_PYTHON))) {
+    reasons.push(`newest named Python ${named.at(-1)} predates 3.6: PyPy ${PYPY_PYTHON} first (CPython 3.8+ breaks code of that era)`);
+    order.unshift(PYPY_PYTHON);
+  }
   return { order: order as [EraPython, ...EraPython[]], reasons };
 }
 

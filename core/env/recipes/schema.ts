@@ -51,10 +51,11 @@ export const RecipeSchema = z
     /** Test runner plug-in: pytest node ids, or Django's tests/runtests.py. */
     runner: z.enum(runnerNames()),
     /**
-     * The Python of the env image: "3.9" (Debian bullseye), "3.11" (bookworm), "3.13" (trixie), or "auto":
-     * chosen per commit from the project's metadata (python-era.ts), the next one tried when a build fails.
+     * The Python of the env image: "3.9" (Debian bullseye), "3.11" (bookworm), "3.13" (trixie), "3.7"
+     * (bullseye's PyPy, for code older than Python 3.6), or "auto": chosen per commit from the project's
+     * metadata (python-era.ts), the next one tried when a build fails.
      */
-    python: z.enum(['3.9', '3.11', '3.13', 'auto'], { error: 'must be "3.9", "3.11", "3.13" or "auto"' }).default('auto'),
+    python: z.enum(['3.9', '3.11', '3.13', '3.7', 'auto'], { error: 'must be "3.9", "3.11", "3.13", "3.7" or "auto"' }).default('auto'),
     /** Debian packages installed into the env image before the venv (e.g. libxml2-dev). */
     systemPackages: z.array(AptName).default([]),
     /**

@@ -9,9 +9,46 @@
 # tree at $testbed already holds what is to be tested (the agent's patch and the grading bundle laid
 # over the base commit), so nothing is cloned, checked out, cleaned or overlaid: that would discard
 # the agent's work. The shell just moves to $testbed.
+# setuptools_scm's version file (pyproject.toml's [tool.setuptools_scm] write_to / version_file, e.g.
+# pytest's src/_pytest/_version.py) is written by the env image's install into a work tree that is gone:
+# each state's checkout lacks it. Write it when missing, with the version of the project installed from
+# that work tree (a commit that tracks the file keeps its own).
+scm_version_file() {
+  [ -f pyproject.toml ] || return 0
+  vf=$(awk -v q="[\"']" '
+    /^[ \t]*\[/ { s = ($0 ~ /^[ \t]*\[[ \t]*tool\.setuptools_scm[ \t]*\]/) }
+    s && $0 ~ "^[ \t]*(version_file|write_to)[ \t]*=[ \t]*" q {
+      sub("^[^=]*=[ \t]*" q, ""); sub(q ".*$", ""); print; exit
+    }' pyproject.toml)
+  case $vf in '' | /* | *..* | *[!A-Za-z0-9_./-]*) return 0 ;; esac
+  case $vf in *.py) ;; *) return 0 ;; esac
+  [ -e "$vf" ] || [ ! -d "$(dirname "$vf")" ] && return 0
+  "${FORESIGHT_PYTHON:-python3}" - "$vf" "$PWD" <<'PYEOF' || echo "checkout: could not write $vf" >&2
+import importlib.metadata as m, json, os, re, sys
+path, tree = sys.argv[1], os.path.realpath(sys.argv[2])
+version = "0.0.0"
+for d in m.distributions():
+    try:
+        url = json.loads(d.read_text("direct_url.json") or "{}").get("url", "")
+    except Exception:
+        url = ""
+    if url.startswith("file://") and url.rstrip("/").endswith(("/testbed", tree)):
+        version = d.version
+        break
+parts = tuple(int(p) if p.isdigit() else p for p in re.split(r"[.+]", version))
+with open(path, "x") as f:
+    f.write("# written by foresight's checkout in place of setuptools_scm's file\n")
+    f.write(f"__version__ = version = {version!r}\n__version_tuple__ = version_tuple = {parts!r}\n")
+PYEOF
+}
+
 if [ "$checkout" = . ]; then
   [ "$overlay" = - ] || die 64 "in-place mode (checkout .) takes no overlay commit, got $overlay"
   cd "$testbed" || die 91 "no work tree at $testbed"
+  # The env image's editable install points at the work tree it was built in (/tmp/testbed): a src-layout
+  # package (src/<pkg>) is found only there, so that path names this work tree too.
+  if [ "$testbed" != /tmp/testbed ] && [ ! -e /tmp/testbed ]; then ln -s "$testbed" /tmp/testbed 2>/dev/null || true; fi
+  scm_version_file
   # A dot script may return: the rest of this file is the checkout mode.
   return 0
 fi
@@ -74,4 +111,5 @@ if [ "$overlay" != "-" ]; then
     done || die 92 "cannot overlay the support files from $overlay"
   fi
 fi
+scm_version_file
 date +%s >"$stamp" || die 91 "cannot write $stamp"

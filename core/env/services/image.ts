@@ -13,11 +13,13 @@ import { aptScript } from '../image/build-scripts.ts';
 import { CLEAR_OWNER_LABELS, lastLines, openBuildLog, runBuildStep } from '../image/build.ts';
 import { dockerError, inspectImage, logLine, splitRef, type BuildLog } from '../image/docker-image.ts';
 import { withLock } from '../image/lock.ts';
+import { touchImage } from '../image/cache.ts';
+import { SERVICE_REPOSITORY } from '../image/key.ts';
 import { forceRemove, ownerLabels, removeOnAbort } from '../container/cleanup.ts';
 import { ForesightError } from '../../errors.ts';
 import type { ServiceSpec } from './types.ts';
 
-export const SERVICE_REPOSITORY = 'foresight-service';
+export { SERVICE_REPOSITORY };
 export const SERVICE_LABEL = 'foresight.service';
 const BUILD_TIMEOUT_SEC = 1200;
 
@@ -46,7 +48,10 @@ export async function ensureServiceImage(spec: ServiceSpec, opts: ServiceImageOp
   const apt = aptScript({ systemPackages: [...spec.packages] })!;
   const key = fingerprint('foresight-service/1', base.id, spec.name, spec.packages, spec.setup, spec.user, spec.cmd).slice(0, 24);
   const image = `${SERVICE_REPOSITORY}:${key}`;
-  if (await inspectImage(docker, image)) return { image, built: false, durationMs: Date.now() - t0 };
+  if (await inspectImage(docker, image)) {
+    await touchImage(image, docker); // its last use, for the cache policy's pruning
+    return { image, built: false, durationMs: Date.now() - t0 };
+  }
   return withLock(opts.lockDir, `service-${key}`, (BUILD_TIMEOUT_SEC + 120) * 1000, async () => {
     if (await inspectImage(docker, image)) return { image, built: false, durationMs: Date.now() - t0 };
     await build(spec, image, base.image, apt, opts);

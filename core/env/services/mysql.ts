@@ -36,7 +36,9 @@ export const mysql: ServiceSpec = {
   ready: ['mariadb-admin', '--protocol=tcp', '-h', '127.0.0.1', '-P', '3306', `-u${SERVICE_USER}`, `-p${SERVICE_PASSWORD}`, 'ping'],
   port: 3306,
   // No mysqlclient among the offline wheels: PyMySQL, which Django takes through install_as_MySQLdb.
-  drivers: ['PyMySQL'],
+  // 1.0+ first: bullseye's python3-pymysql 0.9.3 (seen by the 3.9 venv) poses as mysqlclient 1.3.12,
+  // which Django 3.1+ rejects ("mysqlclient 1.4.0 or newer is required").
+  drivers: ['PyMySQL>=1.0', 'PyMySQL'],
   env: {
     FORESIGHT_DB: 'mysql',
     FORESIGHT_DB_HOST: SERVICE_HOST,

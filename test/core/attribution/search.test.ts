@@ -31,9 +31,24 @@ describe('searchFirstBad', () => {
     const h = history('GGGGGBBBBB', { candidates: [7, 2] });
     const res = await h.run();
     expect(res).toMatchObject({ kind: 'found', commit: 'c5' });
-    // c9 (bad end), c1 (before the oldest candidate: good), then bisection of (1, 9].
-    expect(h.probed.slice(0, 2)).toEqual(['c9', 'c1']);
-    expect(h.probed.length).toBeLessThanOrEqual(2 + 3);
+    // c9 (bad end), c1 (before the oldest candidate: good), c2 (the candidate: good, blame was wrong), then bisection of (2, 9].
+    expect(h.probed.slice(0, 3)).toEqual(['c9', 'c1', 'c2']);
+    expect(h.probed.length).toBeLessThanOrEqual(3 + 3);
+  });
+
+  it('blame right: the commit before the candidate passes and the candidate fails, found in three probes, not a bisection of the whole range', async () => {
+    const h = history('GGGGGGGGGBBBBBBBBBBBBBBBBBBBBB', { candidates: [9] });
+    const res = await h.run();
+    expect(res).toMatchObject({ kind: 'found', commit: 'c9', good: 'c8' });
+    expect(h.probed).toEqual(['c29', 'c8', 'c9']);
+  });
+
+  it('a bad end validate already saw failing is not probed again, and is recorded as reused', async () => {
+    const h = history('GGGGGBBBBB', { candidates: [7, 2], knownBad: ['t'] });
+    const res = await h.run();
+    expect(res).toMatchObject({ kind: 'found', commit: 'c5' });
+    expect(h.probed).not.toContain('c9');
+    expect(res.steps[0]).toMatchObject({ commit: 'c9', role: 'bad_end', outcome: 'bad', reused: true });
   });
 
   it('a commit whose tests cannot run is skipped, never blamed: the search steps around it', async () => {

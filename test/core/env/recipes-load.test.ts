@@ -105,6 +105,22 @@ describe('recipe schema and files', () => {
     expect(recipeFileName('django/django')).toBe('django__django.json');
   });
 
+  it("recipes 'detect' (FORESIGHT_RECIPES=detect) ignores the repository's file, even a broken one, and detects", async () => {
+    const dir = await tempDir();
+    await writeFile(path.join(dir, 'acme__widget.json'), JSON.stringify({ runner: 'django', python: '3.11', install: ['pip install -e .'] }));
+    await writeFile(path.join(dir, 'acme__broken.json'), '{ not json');
+    const { repo, sha } = await repoWith({ 'pyproject.toml': '[project]\nname = "w"\n[project.optional-dependencies]\ntest = ["pytest"]\n' });
+    for (const name of ['acme/widget', 'acme/broken']) {
+      const got = await loadRecipe(name, repo.dir, sha, { dir, recipes: 'detect' });
+      expect(got.source).toBe('detected');
+      expect(got.file).toBeNull();
+      expect(got.reasons[0]).toContain('FORESIGHT_RECIPES=detect');
+      expect(got.recipe.runner).toBe('pytest');
+      expect(got.candidates[0].label).toMatch(/ \.\[test\]$/);
+    }
+    expect((await loadRecipe('acme/widget', repo.dir, sha, { dir, recipes: 'shipped' })).source).toBe('file');
+  });
+
   it('every shipped recipe file is valid', async () => {
     const files = (await readdir(RECIPES_DIR)).filter((f) => f.endsWith('.json'));
     expect(files).toEqual(expect.arrayContaining(['django__django.json', 'demo__minilib.json']));
@@ -178,6 +194,12 @@ describe('recipe detection (real git, no checkout)', () => {
       'docs',
     ]);
     expect(declaredExtras({ pyproject: '[project]\nname="p"\noptional-dependencies = { tests = ["pytest"] }\n' })).toContain('tests');
+    // pytest's own form: dotted keys inside [project]; the same keys under another table are not extras.
+    const dotted = '[project]\nname = "p"\noptional-dependencies.dev = [\n  "hypothesis",\n]\nurls.Source = "x"\n[tool.x]\noptional-dependencies.lint = []\n';
+    expect(declaredExtras({ pyproject: dotted })).toEqual(['dev']);
+    // Set by subscript on a dict defined elsewhere (attrs, 2021); a comparison is not an assignment.
+    const subscript = 'EXTRAS = {"docs": ["sphinx"], "tests_no_zope": ["hypothesis"]}\nEXTRAS["tests"] = EXTRAS["tests_no_zope"] + ["zope"]\nEXTRAS["dev"] = EXTRAS["tests"]\nif EXTRAS["testing"] == 1: pass\nsetup(extras_require=EXTRAS)\n';
+    expect(declaredExtras({ setupPy: subscript }).sort()).toEqual(['dev', 'tests']);
   });
 });
 

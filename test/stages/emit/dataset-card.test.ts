@@ -12,6 +12,7 @@ import type { JudgedChain } from '../../../core/model/judged.ts';
 import { datasetCard, REPO_ID_PLACEHOLDER, setCardRepoId, sizeCategory, type CardInput } from '../../../stages/emit/dataset-card.ts';
 import { detectLicense, identifyLicense } from '../../../stages/emit/license.ts';
 import { funnelOf, renderPlots, type Funnel, type PlotInput } from '../../../stages/emit/plots.ts';
+import { minedDemoCopy } from '../../helpers/demo.ts';
 import { gitRepo, type GitRepo } from '../../helpers/git-repo.ts';
 import { runPython } from '../../helpers/python.ts';
 
@@ -430,9 +431,8 @@ describe.skipIf(!dockerUp)('emit on the demo (foresight demo through the CLI)', 
   let card: string;
 
   beforeAll(async () => {
-    data = await mkdtemp(join(tmpdir(), 'foresight-card-demo-'));
+    data = await minedDemoCopy();
     hf = join(data, 'demo__minilib', 'emit', 'hf');
-    await foresight(['demo', '--data', data]);
     card = await readFile(join(hf, 'README.md'), 'utf8');
   }, 600_000);
   afterAll(() => rm(data, { recursive: true, force: true }));

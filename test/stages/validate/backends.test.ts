@@ -85,3 +85,27 @@ describe('validateOnBackends: the fallback rule', () => {
     expect(r.result.exclusion?.reason).toBe('pr1_tests_skipped');
   });
 });
+
+describe('validateOnBackends: a fallback backend the environment cannot run', () => {
+  const noDriver = (reason: 'env_failed_pr1' | 'env_failed_pr2') => ({ exclusion: { reason } });
+
+  it('env_failed on the fallback keeps the previous backend\'s evidence-based exclusion', async () => {
+    const ran: string[] = [];
+    const r = await validateOnBackends(['sqlite', 'postgresql', 'mysql'], async (b) => {
+      ran.push(b);
+      return b === 'mysql' ? noDriver('env_failed_pr1') : { exclusion: { reason: 'pr2_tests_skipped' as const } };
+    });
+    expect(ran).toEqual(['sqlite', 'postgresql', 'mysql']);
+    expect(r.backend).toBe('postgresql');
+    expect(r.result.exclusion?.reason).toBe('pr2_tests_skipped');
+    expect(r.left).toEqual([{ backend: 'sqlite', reason: 'pr2_tests_skipped' }]);
+    expect(r.failedAfter).toEqual({ backend: 'mysql', reason: 'env_failed_pr1' });
+  });
+
+  it('env_failed on the first backend is the answer: there is no evidence to keep', async () => {
+    const r = await validateOnBackends(['sqlite', 'postgresql'], async () => noDriver('env_failed_pr2'));
+    expect(r.backend).toBe('sqlite');
+    expect(r.result.exclusion?.reason).toBe('env_failed_pr2');
+    expect(r.failedAfter).toBeUndefined();
+  });
+});

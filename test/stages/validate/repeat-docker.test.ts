@@ -13,7 +13,7 @@ import { pytestRunner } from '../../../core/env/runners/pytest/index.ts';
 import { computeSets } from '../../../stages/validate/compute-sets.ts';
 import { runChainStates, type RepeatStrategy } from '../../../stages/validate/run-chain.ts';
 import { validatedChain } from '../../helpers/chain-fixture.ts';
-import { demoWorkspace, runOn } from '../../helpers/demo.ts';
+import { minedDemoCopy } from '../../helpers/demo.ts';
 import { gitRepo, type GitRepo } from '../../helpers/git-repo.ts';
 
 const docker = connectDocker();
@@ -127,12 +127,12 @@ const SETS = ['FAIL_TO_PASS', 'PASS_TO_PASS', 'p2p_excluded_gold_fail', 'ANTICIP
 
 describe.skipIf(skip)('repeat strategy (Docker): the demo', () => {
   it('validates the demo with the default strategy: its flaky test is in no set, the true chains keep their sets', async () => {
-    const ws = await demoWorkspace();
-    for (const only of ['discover', 'szz', 'extract', 'validate'] as const) await runOn(ws, { only });
-    const dir = join(ws.dataRoot, 'demo__minilib', 'validate');
+    // The demo as `foresight demo` mines it (default strategy), shared with the other files that read it.
+    const data = await minedDemoCopy();
+    const dir = join(data, 'demo__minilib', 'validate');
     const items = await readFile(join(dir, 'items.jsonl'), 'utf8');
     const manifest = await readFile(join(dir, 'manifest.json'), 'utf8');
-    await rm(ws.root, { recursive: true, force: true });
+    await rm(data, { recursive: true, force: true });
     const rows = items.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
     const byId = Object.fromEntries(rows.map((r) => [String(r.instance_id), r] as const));
     for (const r of rows) for (const set of SETS) expect(r[set] as string[], `${String(r.instance_id)} ${set}`).not.toContain(FLAKY);

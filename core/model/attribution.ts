@@ -1,0 +1,45 @@
+/**
+ * How a chain's PR1 was attributed (issue 12): what execution (the bisection of PR2's fail->pass tests),
+ * blame and references named, the steps the bisection ran and what it cost. Emitted in `mining_evidence`.
+ */
+import { z } from 'zod';
+import { ATTRIBUTION_METHODS } from '../attribution/decide.ts';
+import { BISECT_KINDS } from '../attribution/types.ts';
+
+export const AttributionStepSchema = z.object({
+  commit: z.string(),
+  role: z.enum(['bad_end', 'good_end', 'bisect']),
+  outcome: z.enum(['good', 'bad', 'skip']),
+  /** Why a skip is no evidence (import_error, infra, env_broken, ...); null for good and bad. */
+  reason: z.string().nullable(),
+  seconds: z.number(),
+  /** Not probed: the outcome validate's S4 state already showed at PR2's base. */
+  reused: z.boolean().default(false),
+});
+
+export const AttributionSchema = z.object({
+  /**
+   * `attributed`: PR1 is `change`; `unattributed`: the tests stop passing at a commit of no change (the chain
+   * is excluded); `unknown`: nothing names a change; `error`: the bisection could not run (our
+   * infrastructure: never evidence, blame's PR1 stands).
+   */
+  decision: z.enum(['attributed', 'unattributed', 'unknown', 'error']),
+  /** Which sources agree on PR1 (null unless attributed). */
+  method: z.enum(ATTRIBUTION_METHODS).nullable(),
+  /** The change (PullRequest.id) named PR1, or null. */
+  change: z.string().nullable(),
+  /** The first commit where the tests stop passing (`found` or `introduced`), or null. */
+  commit: z.string().nullable(),
+  /** How the bisection ended (null when none ran). */
+  execution: z.enum(BISECT_KINDS).nullable(),
+  /** The PR1 blame or a reference had named when execution moved the chain to another PR1; else null. */
+  moved_from: z.string().nullable(),
+  /** What blame or a reference named instead of the decision's change. */
+  disagreements: z.array(z.object({ source: z.enum(['blame', 'reference']), change: z.string() })),
+  /** `ambiguous` / `budget`: the commits the first bad one lies in (oldest first). */
+  range: z.array(z.string()),
+  steps: z.array(AttributionStepSchema),
+  cost: z.object({ containers: z.number().int(), runs: z.number().int(), seconds: z.number() }).nullable(),
+  detail: z.string().nullable(),
+});
+export type Attribution = z.infer<typeof AttributionSchema>;

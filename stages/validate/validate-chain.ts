@@ -1,0 +1,119 @@
+/**
+ * One chain's validation: its five states run on each of the recipe's database backends in turn until
+ * one can show the fix (backends.ts), the states' runs folded into the sets (compute-sets.ts).
+ */
+import { DEFAULT_BACKEND, isIgnoredTest, type Recipe } from '../../core/env/index.ts';
+import type { Config } from '../../core/config.ts';
+import type { ExtractedChain } from '../../core/model/extracted.ts';
+import { STATE_NAMES, type StateName, type StateResult, type ValidatedChain } from '../../core/model/validated.ts';
+import { validateOnBackends } from './backends.ts';
+import { ChainContainers, type ContainerDeps } from './chain-containers.ts';
+import { computeSets, type FileOf } from './compute-sets.ts';
+import type { EraEnv } from './environments.ts';
+import { runChainStates, type ChainCost } from './run-chain.ts';
+
+/** A chain's two eras: PR1's head (S1–S3) and PR2's head (S4, S5); one object when both heads are one commit. */
+export interface ChainEras {
+  pr1: EraEnv;
+  pr2: EraEnv;
+}
+
+export interface ValidateChainResult {
+  chain: ValidatedChain;
+  stateRuns: number;
+  /** Whether another backend was tried (one left before the one kept, or a fallback whose environment failed). */
+  fellBack: boolean;
+}
+
+/** The runner's rule for a test id's file, else pytest's `<file>::...`. */
+export function fileOfFor(eras: ChainEras): FileOf {
+  const runner = eras.pr1.runner ?? eras.pr2.runner;
+  return (id, files) => runner?.testFileOf?.(id, files) ?? id.split('::')[0] ?? null;
+}
+
+/** The backends a chain is tried on: its recipe's, else the default (sqlite, no service). */
+export function chainBackends(eras: ChainEras): [string, ...string[]] {
+  return ((eras.pr1.recipe ?? eras.pr2.recipe)?.backends ?? [DEFAULT_BACKEND]) as [string, ...string[]];
+}
+
+export async function validateChain(
+  chain: ExtractedChain,
+  eras: ChainEras,
+  deps: { cfg: Config['validate']; containers: ContainerDeps },
+): Promise<ValidateChainResult> {
+  const { cfg } = deps;
+  const started = Date.now();
+  const { pr1, pr2 } = eras;
+  const recipe = pr1.recipe ?? pr2.recipe;
+  const fileOf = fileOfFor(eras);
+  let stateRuns = 0;
+  // One run of the five states on one backend; one container per distinct environment.
+  const validateOn = async (backend: string) => {
+    const containers = new ChainContainers(deps.containers, backend, chain.instance_id);
+    try {
+      const { states, cost } = await runChainStates({
+        chain,
+        runs: cfg.runs,
+        repeat: cfg.repeat,
+        signal: deps.containers.signal,
+        envFor: async (state) => {
+          const era = state === 'S4' || state === 'S5' ? pr2 : pr1;
+          return era.kind === 'broken' ? { kind: 'broken', problem: era.problem } : containers.envOf(era);
+        },
+      });
+      stateRuns += cost.stateRuns;
+      const kept = dropIgnored(states, recipe);
+      return { states: kept, execMs: cost.execMs, containerStarts: containers.opened, readySec: containers.readySec, exclusion: computeSets(kept, fileOf).exclusion };
+    } finally {
+      await containers.close();
+    }
+  };
+  const tried: Array<{ execMs: number; containerStarts: number; readySec: number; wallMs: number }> = [];
+  const { backend, result, left, failedAfter } = await validateOnBackends(chainBackends(eras), async (b) => {
+    const t0 = Date.now();
+    const r = await validateOn(b);
+    tried.push({ ...r, wallMs: Date.now() - t0 });
+    return r;
+  });
+  if (left.length || failedAfter) {
+    const secs = (t: (typeof tried)[number]): string => `${(t.wallMs / 1000).toFixed(1)} s, ${(t.execMs / 1000).toFixed(1)} s in tests${t.readySec ? `, service ready in ${t.readySec.toFixed(1)} s` : ''}`;
+    const why = left.map((l, i) => `${l.reason} on ${l.backend} (${secs(tried[i]!)})`).join(', ');
+    // The kept backend is the one tried after those left; a fallback whose environment failed came after it.
+    const after = failedAfter ? `; ${failedAfter.reason} on ${failedAfter.backend} (${secs(tried[tried.length - 1]!)}), not kept` : '';
+    deps.containers.log.info(`${chain.instance_id}: ${why ? `${why}; ` : ''}validated on ${backend} (${secs(tried[left.length]!)})${after}`);
+  }
+  const validated = finish(chain, result.states, fileOf, {
+    runner: (pr1.runner ?? pr2.runner)?.name ?? cfg.runner,
+    install_cmd: recipe?.install.join(' && ') ?? '',
+    env_image_pr1: pr1.kind === 'ready' ? pr1.image : null,
+    env_image_pr2: pr2.kind === 'ready' ? pr2.image : null,
+    db_backend: backend,
+    test_env: pr1.kind === 'ready' ? pr1.recipe.env : {},
+    cost: {
+      execMs: tried.reduce((a, t) => a + t.execMs, 0),
+      containerStarts: tried.reduce((a, t) => a + t.containerStarts, 0),
+      wallMs: Date.now() - started,
+    },
+  });
+  return { chain: validated, stateRuns, fellBack: left.length > 0 || failedAfter !== undefined };
+}
+
+/** A recipe's ignored tests are never graded: they leave every state before the sets are computed. */
+function dropIgnored(states: Record<StateName, StateResult>, recipe: Recipe | null): Record<StateName, StateResult> {
+  if (!recipe?.ignoreTests.length) return states;
+  const out = {} as Record<StateName, StateResult>;
+  for (const [name, st] of Object.entries(states) as Array<[StateName, StateResult]>) {
+    out[name] = { ...st, tests: Object.fromEntries(Object.entries(st.tests).filter(([id]) => !isIgnoredTest(recipe, id))) };
+  }
+  return out;
+}
+
+function finish(
+  chain: ExtractedChain,
+  states: Record<StateName, StateResult>,
+  fileOf: FileOf,
+  extra: Pick<ValidatedChain, 'runner' | 'install_cmd' | 'env_image_pr1' | 'env_image_pr2' | 'db_backend' | 'test_env'> & { cost: ChainCost },
+): ValidatedChain {
+  const { exclusion, ...sets } = computeSets(states, fileOf);
+  return { ...chain, ...sets, ...extra, attribution: null, states: STATE_NAMES.map((n) => states[n]), excluded: exclusion, gradeable: exclusion === null };
+}
