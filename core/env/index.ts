@@ -15,6 +15,7 @@ export { releaseOf } from './image/release.ts';
 export { aptScript, installScript, VENV, VENV_PYTHON } from './image/build-scripts.ts';
 export { DEFAULT_BUILD_TIMEOUT_SEC } from './image/build.ts';
 export type { BuildLog } from './image/docker-image.ts';
+export { inspectImage } from './image/docker-image.ts';
 export { EnvImages, envImageFor } from './image/env-images.ts';
 export { DEFAULT_EVAL_BUILD_TIMEOUT_SEC, ensureEvalImage, EVAL_COMMIT_LABEL, EVAL_CREATED_LABEL, EVAL_ENV_LABEL, EVAL_HISTORIES, EVAL_HISTORY_LABEL, EVAL_KEY_LABEL, EVAL_RECIPE_VERSION, EVAL_REPO_PATH, EVAL_REPOSITORY, EVAL_RUNNER_PATH, EVAL_UID, evalImageTag, TIER_LABEL } from './image/eval-image.ts';
 export type { EvalHistory, EvalImageOptions, EvalImageResult } from './image/eval-image.ts';
@@ -50,3 +51,4 @@ export { backendUnavailable, CHOICE_FILE, EnvChoices, rejectionReason } from './
 export type { ChoiceFile, ChooseEnvOptions, ChosenEnv, Rejection, TriedCandidate } from './image/choose-env.ts';
 export { detectCandidates, type DetectedCandidates, type RecipeCandidate } from './recipes/detect.ts';
 export { ERA_PYTHONS, pythonEra, rankPythons, type EraPython, type PythonEra } from './recipes/python-era.ts';
+export { changedTestModules, eraEnvironment, type EnvironmentOptions, type EraEnv } from './era.ts';

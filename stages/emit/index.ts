@@ -6,7 +6,8 @@ import type { StageContext, StageDef } from '../../core/stage.ts';
 import { FORESIGHT_VERSION } from '../../core/version.ts';
 import { JudgedChainSchema, type JudgedChain } from '../../core/model/judged.ts';
 import { ForesightError } from '../../core/errors.ts';
-import { assertDockerReachable, connectDocker, ensureEvalImage, EVAL_REPO_PATH, getRunner, gradeInstance, gradeLimits, loadRecipe, pushImage, runners } from '../../core/env/index.ts';
+import { absoluteGitDir } from '../../core/git.ts';
+import { assertDockerReachable, connectDocker, EnvImages, ensureEvalImage, eraEnvironment, EVAL_REPO_PATH, getRunner, gradeInstance, gradeLimits, inspectImage, loadRecipe, pushImage, runners } from '../../core/env/index.ts';
 import { rowSchema, TEST_COLUMNS, VERIFIED_COLUMNS } from './columns.ts';
 import { datasetCard } from './dataset-card.ts';
 import { detectLicense } from './license.ts';
@@ -57,6 +58,30 @@ async function writePlots(dir: string, plots: readonly Plot[]): Promise<void> {
 }
 
 /**
+ * The env image validation ran PR1 in must exist to build the eval image on it. Another run's cache policy
+ * may have pruned it since: PR1's era is resolved again (its recipe, or the detected choice saved under
+ * data/<repo>/), which rebuilds the same content-keyed image. Null when it is there; else why not.
+ */
+async function restoreEnvImage(image: string, c: JudgedChain, ctx: StageContext, docker: ReturnType<typeof connectDocker>): Promise<string | null> {
+  if (await inspectImage(docker, image)) return null;
+  ctx.log.info(`${c.instance_id}: env image ${image} is gone (pruned by another run?): rebuilding PR1's environment`);
+  const cfg = ctx.config.validate;
+  const images = new EnvImages({ docker, baseAlias: ctx.config.images.baseAlias, lockDir: ctx.config.images.lockDir, log: ctx.log });
+  const era = await eraEnvironment(
+    {
+      repo: ctx.repo.name, clone: ctx.repo.clone, gitDir: await absoluteGitDir(ctx.repo.clone), repoDir: ctx.repoDir, log: ctx.log, images,
+      image: cfg.image, runner: cfg.runner, signal: ctx.signal, recipes: cfg.recipes,
+      limits: { memoryBytes: cfg.memoryMiB * 1024 * 1024, pidsLimit: cfg.pidsLimit, nanoCpus: Math.round(cfg.cpus * 1e9), runTimeoutSec: cfg.timeoutSec },
+    },
+    c.pr1_head,
+    c.pr1_test_files,
+  );
+  if (era.kind === 'broken') return `env image ${image} is gone and PR1's environment did not build again: ${era.problem}`;
+  if (era.image !== image) return `env image ${image} is gone and PR1's era now resolves to ${era.image}: rerun validate (foresight run --from validate)`;
+  return null;
+}
+
+/**
  * emit: the `test` split (chains that passed every gate, v1 schema) and the `verified` config (every
  * chain, with gradeable / exclusion_reason), as Parquet in the Hugging Face layout plus JSONL copies
  * and a dataset card. Every gradeable chain gets its eval image (tier 3: the repository at base_commit
@@ -93,14 +118,17 @@ export const emitStage: StageDef<JudgedChain, Record<string, unknown>> = {
       ctx.signal.throwIfAborted();
       // The PR1 era's recipe: its test environment goes into the eval image, as validation ran with it.
       const { recipe } = await loadRecipe(ctx.repo.name, ctx.repo.clone, c.pr1_head, { recipes: ctx.config.validate.recipes });
-      const res = await ensureEvalImage({
+      const gone = c.env_image_pr1 ? await restoreEnvImage(c.env_image_pr1, c, ctx, docker) : null;
+      const res = gone ? null : await ensureEvalImage({
         docker, clone: ctx.repo.clone, envImage: c.env_image_pr1 ?? rc.image, baseCommit: c.pr1_base, runner: getRunner(c.runner),
         history: ctx.config.images.evalHistory, testEnv: { ...recipe.env, ...c.test_env }, signal: ctx.signal, log: ctx.log, logDir: join(ctx.outDir, 'eval-logs'), lockDir: ctx.config.images.lockDir,
       });
       const bundle = await gradingBundle(ctx.repo.clone, c);
-      let problem: EvalEntry['problem'] = res.kind === 'failed' ? { reason: 'eval_image_failed', detail: `${res.detail.trim().split('\n').pop() ?? ''} (log: ${res.log})` } : null;
+      let problem: EvalEntry['problem'] = gone
+        ? { reason: 'eval_image_failed', detail: gone }
+        : res?.kind === 'failed' ? { reason: 'eval_image_failed', detail: `${res.detail.trim().split('\n').pop() ?? ''} (log: ${res.log})` } : null;
       // The gold self-check: PR1's own patch in the eval image must pass every F2P and P2P test and no anticipation test.
-      if (res.kind === 'ready' && !c.excluded) {
+      if (res?.kind === 'ready' && !c.excluded) {
         const gold = await gradeInstance({
           docker, image: res.image, runner: getRunner(c.runner), patch: c.patch, bundle, f2p: c.FAIL_TO_PASS, p2p: c.PASS_TO_PASS,
           anti: c.ANTICIPATION_FAIL_TO_PASS, limits, signal: ctx.signal, backend: c.db_backend, service: { baseAlias: ctx.config.images.baseAlias, lockDir: ctx.config.images.lockDir, log: ctx.log },
@@ -108,7 +136,7 @@ export const emitStage: StageDef<JudgedChain, Record<string, unknown>> = {
         problem = goldProblem(gold);
         if (problem) ctx.log.warn(`${c.instance_id}: gold self-check failed: ${problem.detail}`);
       }
-      const image = res.kind === 'ready' ? await publish(docker, res.image, ctx) : null;
+      const image = res?.kind === 'ready' ? await publish(docker, res.image, ctx) : null;
       evals.push({ instance_id: c.instance_id, image, bundle: JSON.stringify(bundle), problem });
       ctx.log.progress('eval images and gold self-checks', evals.length, gradeable.length);
     }

@@ -11,7 +11,7 @@ import type { Attribution } from '../../core/model/attribution.ts';
 import type { PullRequest } from '../../core/model/change.ts';
 import type { ValidatedChain } from '../../core/model/validated.ts';
 import { ChainContainers, type ContainerDeps } from './chain-containers.ts';
-import type { EraEnv } from './environments.ts';
+import type { EraEnv } from '../../core/env/index.ts';
 
 export interface AttributeDeps {
   /** The first-parent history and its changes, as discover and szz list them (read once per run). */

@@ -2,7 +2,7 @@ import type { StageDef } from '../../core/stage.ts';
 import { absoluteGitDir } from '../../core/git.ts';
 import { ExtractedChainSchema, type ExtractedChain } from '../../core/model/extracted.ts';
 import { errorMessage } from '../../core/errors.ts';
-import { applyCachePolicy, assertDockerReachable, ChainEnvPool, connectDocker, DEFAULT_BACKEND, EnvImages, ensureImage, removeStaleContainers } from '../../core/env/index.ts';
+import { applyCachePolicy, assertDockerReachable, ChainEnvPool, connectDocker, DEFAULT_BACKEND, EnvImages, ensureImage, eraEnvironment, removeStaleContainers, type EnvironmentOptions } from '../../core/env/index.ts';
 import { contextCollector, type ContextCollector } from '../../core/extract/context.ts';
 import { extractChain, repoShortName } from '../../core/extract/chain.ts';
 import { listChanges, type ListedChanges } from '../../core/history/changes.ts';
@@ -10,7 +10,6 @@ import type { PullRequest } from '../../core/model/change.ts';
 import { sourceSettings } from '../../core/sources/registry.ts';
 import { attributeChain, canAttribute, type AttributeDeps } from './attribute.ts';
 import type { ContainerDeps } from './chain-containers.ts';
-import { eraEnvironment, type EnvironmentOptions } from './environments.ts';
 import { validateChain, type ChainEras } from './validate-chain.ts';
 import { ValidatedChainSchema, type ValidatedChain } from '../../core/model/validated.ts';
 

@@ -2,14 +2,13 @@
  * One chain's validation: its five states run on each of the recipe's database backends in turn until
  * one can show the fix (backends.ts), the states' runs folded into the sets (compute-sets.ts).
  */
-import { DEFAULT_BACKEND, isIgnoredTest, type Recipe } from '../../core/env/index.ts';
+import { DEFAULT_BACKEND, isIgnoredTest, type EraEnv, type Recipe } from '../../core/env/index.ts';
 import type { Config } from '../../core/config.ts';
 import type { ExtractedChain } from '../../core/model/extracted.ts';
 import { STATE_NAMES, type StateName, type StateResult, type ValidatedChain } from '../../core/model/validated.ts';
 import { validateOnBackends } from './backends.ts';
 import { ChainContainers, type ContainerDeps } from './chain-containers.ts';
 import { computeSets, type FileOf } from './compute-sets.ts';
-import type { EraEnv } from './environments.ts';
 import { runChainStates, type ChainCost } from './run-chain.ts';
 
 /** A chain's two eras: PR1's head (S1–S3) and PR2's head (S4, S5); one object when both heads are one commit. */

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isDockerReachable } from '../../../core/env/index.ts';
+import { connectDocker, inspectImage, isDockerReachable } from '../../../core/env/index.ts';
 import { ForesightError } from '../../../core/errors.ts';
 import type { JudgedChain } from '../../../core/model/judged.ts';
 import { datasetCard, REPO_ID_PLACEHOLDER, setCardRepoId, sizeCategory, type CardInput } from '../../../stages/emit/dataset-card.ts';
@@ -463,8 +463,18 @@ describe.skipIf(!dockerUp)('emit on the demo (foresight demo through the CLI)', 
     expect((await runPython(code, [hf])).trim()).toBe('2 5');
   });
 
-  it("the license is read at the mined head: the demo has none, then a committed LICENSE is the card's", async () => {
+  it("the license is read at the mined head: the demo has none, then a committed LICENSE is the card's; an env image another run pruned is built again", async () => {
     expect((await hubMetadata(card)).license_name).toBe('no-license-file');
+    // Another run's cache policy removed the env image validation ran in (only its tag: the eval images
+    // built on it keep its layers): emit resolves PR1's era again and loses no row.
+    const jsonlRows = async (f: string) => (await readFile(join(hf, 'jsonl', f), 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const testIds = (await jsonlRows('test.jsonl')).map((r) => r.instance_id);
+    const verifiedRows = (await jsonlRows('verified.jsonl')).filter((r) => testIds.includes(r.instance_id));
+    const envImages = [...new Set(verifiedRows.map((r) => r.env_image_pr1).filter((x): x is string => typeof x === 'string'))];
+    expect(envImages.length).toBeGreaterThan(0);
+    const docker = connectDocker();
+    for (const image of envImages) await docker.getImage(image).remove({ force: true, noprune: true });
+    for (const image of envImages) expect(await inspectImage(docker, image)).toBeNull();
     const clone = join(data, 'demo__minilib', 'clone');
     const git = (args: string[]) => run('git', ['-C', clone, '-c', 'user.name=T', '-c', 'user.email=t@example.com', '-c', 'commit.gpgsign=false', ...args]);
     await writeFile(join(clone, 'LICENSE'), MIT);
@@ -474,5 +484,7 @@ describe.skipIf(!dockerUp)('emit on the demo (foresight demo through the CLI)', 
     const meta = await hubMetadata(await readFile(join(hf, 'README.md'), 'utf8'));
     expect(meta.license).toBe('mit');
     expect(meta.license_name).toBeUndefined();
+    for (const image of envImages) expect(await inspectImage(docker, image)).not.toBeNull();
+    expect((await jsonlRows('test.jsonl')).map((r) => r.instance_id)).toEqual(testIds);
   });
 });

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { absoluteGitDir } from '../../../core/git.ts';
 import { silentLogger } from '../../../core/log.ts';
 import { applyCachePolicy, CHOICE_FILE, connectDocker, EnvImages, ensureBaseImage, isDockerReachable, type ChoiceFile } from '../../../core/env/index.ts';
-import { changedTestModules, eraEnvironment, type EnvironmentOptions } from '../../../stages/validate/environments.ts';
+import { changedTestModules, eraEnvironment, type EnvironmentOptions } from '../../../core/env/index.ts';
 import { gitRepo, type GitRepo } from '../../helpers/git-repo.ts';
 
 const docker = connectDocker();

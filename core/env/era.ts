@@ -1,8 +1,19 @@
+/**
+ * The environment of a commit's era: its recipe (shipped, or detected and verified on the PR's own test
+ * files) and the env image built from it. Validate resolves each chain's eras here; emit resolves PR1's
+ * era again when the image validation ran in is gone (pruned by another run), so a row is never lost to the cache.
+ */
 import { join } from 'node:path';
-import { git } from '../../core/git.ts';
-import type { Logger } from '../../core/log.ts';
-import { splitPatch } from '../extract/index.ts';
-import { CHOICE_FILE, DEFAULT_LIMITS, EnvChoices, filterTestFiles, getRunner, loadRecipe, openChainEnv, type EnvImages, type Recipe, type Runner, type StateRun } from '../../core/env/index.ts';
+import { git } from '../git.ts';
+import type { Logger } from '../log.ts';
+import { splitPatch } from '../extract/split-patch.ts';
+import { DEFAULT_LIMITS, openChainEnv, type StateRun } from './container/chain-env.ts';
+import { CHOICE_FILE, EnvChoices } from './image/choose-env.ts';
+import type { EnvImages } from './image/env-images.ts';
+import { loadRecipe } from './recipes/load.ts';
+import { filterTestFiles, type Recipe } from './recipes/schema.ts';
+import { getRunner } from './runners/registry.ts';
+import type { Runner } from './runners/types.ts';
 
 /** Where one era's states run: an image and the recipe's runner, or why the environment did not build. */
 export type EraEnv =
