@@ -7,7 +7,7 @@ CLONE_FLAG = $(if $(CLONE),--clone $(CLONE),)
 VITEST_ARGS ?=
 ORACLE ?=
 
-.PHONY: setup demo eval test mine stage typecheck bench bench-szz bench-validate bench-eval-images bench-interrupt clean-demo
+.PHONY: setup demo eval test mine stage typecheck bench bench-szz bench-validate bench-eval-images bench-interrupt bench-scale clean-demo
 
 setup:
 	@bash scripts/setup.sh
@@ -42,7 +42,11 @@ bench-szz: setup
 	@node_modules/.bin/tsx bench/szz.ts $(if $(CLONE),--clone $(CLONE),) $(if $(filter-out demo/minilib,$(REPO)),--repo $(REPO),) $(if $(ORACLE),--oracle $(ORACLE),)
 
 bench-validate: setup
-	@node_modules/.bin/tsx bench/validate.ts $(if $(CLONE),--clone $(CLONE),) $(if $(filter-out demo/minilib,$(REPO)),--repo $(REPO),) $(if $(SINCE),--since $(SINCE),) $(if $(UNTIL),--until $(UNTIL),) $(if $(JOBS),--jobs $(JOBS),) $(if $(STRATEGIES),--strategies $(STRATEGIES),)
+	@node_modules/.bin/tsx bench/validate.ts $(if $(CLONE),--clone $(CLONE),) $(if $(filter-out demo/minilib,$(REPO)),--repo $(REPO),) $(if $(SINCE),--since $(SINCE),) $(if $(UNTIL),--until $(UNTIL),) $(if $(JOBS),--jobs $(JOBS),) $(if $(STRATEGIES),--strategies $(STRATEGIES),) $(if $(DATA),--data $(DATA),)
+
+## Validate through a Redis queue with 1 and 2 local workers (WORKERS=1,2): throughput and its ratio.
+bench-scale: setup
+	@node_modules/.bin/tsx bench/scale.ts $(if $(CLONE),--clone $(CLONE),) $(if $(filter-out demo/minilib,$(REPO)),--repo $(REPO),) $(if $(SINCE),--since $(SINCE),) $(if $(UNTIL),--until $(UNTIL),) $(if $(WORKERS),--workers $(WORKERS),)
 
 ## Eval images of an emitted dataset's test rows, built fresh with full and depth-1 history (s, MB), and the gold gate in each.
 bench-eval-images: setup

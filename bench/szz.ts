@@ -18,6 +18,7 @@ import { makeDemoRepo } from '../pipeline/demo/make-demo-repo.ts';
 import { CandidateSchema } from '../core/model/candidate.ts';
 import { attributeFix } from '../stages/szz/attribute.ts';
 import { evaluateSzz, formatScores, readOracle } from '../stages/szz/evaluate.ts';
+import { MetaChanges } from '../stages/szz/meta.ts';
 
 const { values } = parseArgs({ options: { clone: { type: 'string' }, repo: { type: 'string' }, oracle: { type: 'string' }, concurrency: { type: 'string' } } });
 const work = await mkdtemp(join(tmpdir(), 'foresight-bench-'));
@@ -41,6 +42,12 @@ const t3 = performance.now();
 await Promise.all(candidates.map((c) => queue.add(() => attributeFix(clone, c.pr2, { variant: 'b-szz' }))));
 const t4 = performance.now();
 
+// The wider attribution (blocks around the fix, the files' history, shared names, ranked): what szz-eval scores.
+const meta = new MetaChanges(clone);
+const t5 = performance.now();
+await Promise.all(candidates.map((c) => queue.add(() => attributeFix(clone, c.pr2, { variant: 'foresight', meta, reportedAt: c.reportedAt, wider: true }))));
+const t6 = performance.now();
+
 const s = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
 const ours = t2 - t0;
 const baseline = t4 - t3;
@@ -49,6 +56,7 @@ console.log(`candidates blamed: ${candidates.length}, concurrency ${concurrency}
 console.log(`foresight discover: ${s(t1 - t0)}, szz: ${s(t2 - t1)}, discover+szz: ${s(ours)}`);
 console.log(`B-SZZ baseline (blame only, same candidates): ${s(baseline)}`);
 console.log(`ratio foresight discover+szz / B-SZZ: ${(ours / baseline).toFixed(2)}`);
+console.log(`foresight wider (same candidates): ${s(t6 - t5)}; discover + wider: ${s(t1 - t0 + t6 - t5)}`);
 if (values.oracle) {
   const oracle = await readOracle(values.oracle);
   const evals = [];

@@ -135,6 +135,8 @@ export const ConfigSchema = z.object({
       url: z.string().nullable().default(null),
       /** Jobs one `foresight worker` runs at once. */
       concurrency: z.number().int().positive().default(1),
+      /** How long a worker's job stays its own without a renewal: a killed worker's job runs elsewhere about this long after. */
+      lockSec: z.number().int().positive().default(30),
     })
     .prefault({}),
   debug: z
@@ -297,7 +299,7 @@ export function loadConfig(env: Env = processEnv(), flags: Flags = {}): Config {
       prices: e('FORESIGHT_LLM_PRICES') === undefined ? undefined : prices(fromEnv('FORESIGHT_LLM_PRICES'), e('FORESIGHT_LLM_PRICES')!),
     },
     publish: { hfEndpoint: url('HF_ENDPOINT'), pyVenv: e('FORESIGHT_PY_VENV') },
-    queue: { url: queueUrl(pick('--queue', flags.queue?.trim() || undefined, 'FORESIGHT_QUEUE')), concurrency: num('--concurrency', flags.concurrency, 'FORESIGHT_WORKER_CONCURRENCY', 1) },
+    queue: { url: queueUrl(pick('--queue', flags.queue?.trim() || undefined, 'FORESIGHT_QUEUE')), concurrency: num('--concurrency', flags.concurrency, 'FORESIGHT_WORKER_CONCURRENCY', 1), lockSec: num(null, undefined, 'FORESIGHT_WORKER_LOCK_SEC', 1) },
     debug: { stack: Boolean(e('FORESIGHT_DEBUG')), profileGit: Boolean(e('FORESIGHT_PROFILE_GIT')) },
   };
   const parsed = ConfigSchema.safeParse(raw);

@@ -35,9 +35,9 @@ export interface StageContext {
   /**
    * Run `fn` on every item, each result checkpointed as soon as it is known and keyed by the
    * item's fingerprint (its content + this stage's code and config), so a killed run resumes and an
-   * unchanged item is never redone.
+   * unchanged item is never redone. `fn` gets that key too (a queued item's job id).
    */
-  forEach<I, O>(items: readonly I[], opts: ForEachOptions<I, O>, fn: (item: I) => Promise<O>): Promise<O[]>;
+  forEach<I, O>(items: readonly I[], opts: ForEachOptions<I, O>, fn: (item: I, key: string) => Promise<O>): Promise<O[]>;
 }
 
 export interface StageOutput<O> {

@@ -146,7 +146,7 @@ export async function runStage(def: AnyStage, opts: RunStageOptions): Promise<St
             } else {
               if (saved) log.debug(`${feOpts.label}: ${feOpts.id(item)}: checkpoint does not fit the schema (${saved.error.issues[0]?.message}), redoing it`);
               log.debug(`${feOpts.label}: ${feOpts.id(item)}`);
-              const out = schema.parse(await fn(item));
+              const out = schema.parse(await fn(item, key));
               // A result that finished after an abort (SIGINT, SIGTERM) may come from killed containers: never kept.
               ctx.signal.throwIfAborted();
               await checkpoint.put(key, out);

@@ -3,7 +3,9 @@
  * bug came from ("Regression in <sha>", "Bug in <sha>", Django's convention). Writes JSONL lines
  * {fix, inducing: [sha]} for foresight's `szz-eval`. The evaluation itself never reads these messages.
  *
- *   node_modules/.bin/tsx scripts/build-szz-oracle.ts <clone> <out.jsonl> [--branch HEAD] [--since 2015-01-01]
+ *   node_modules/.bin/tsx scripts/build-szz-oracle.ts <clone> <out.jsonl> [--branch HEAD] [--since 2015-01-01] [--until 2022-01-01]
+ *
+ * --since/--until (committer date of the fix) split it: tune on one part, hold the other out.
  */
 import { writeFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
@@ -11,8 +13,8 @@ import { git, gitRecords } from '../core/git.ts';
 
 const NAMED = /\b(?:Regression|Bug) (?:in|from|introduced in) ([0-9a-f]{7,40})\b/g;
 
-export async function buildOracle(clone: string, opts: { branch?: string; since?: string } = {}): Promise<Array<{ fix: string; inducing: string[] }>> {
-  const args = ['log', '--first-parent', '--no-merges', '--format=%x1e%H%x1f%B', ...(opts.since ? [`--since=${opts.since}`] : []), opts.branch ?? 'HEAD'];
+export async function buildOracle(clone: string, opts: { branch?: string; since?: string; until?: string } = {}): Promise<Array<{ fix: string; inducing: string[] }>> {
+  const args = ['log', '--first-parent', '--no-merges', '--format=%x1e%H%x1f%B', ...(opts.since ? [`--since=${opts.since}`] : []), ...(opts.until ? [`--until=${opts.until}`] : []), opts.branch ?? 'HEAD'];
   const out: Array<{ fix: string; inducing: string[] }> = [];
   for await (const rec of gitRecords(clone, args, '\x1e')) {
     const [fix, body = ''] = rec.split('\x1f');
@@ -31,10 +33,10 @@ export async function buildOracle(clone: string, opts: { branch?: string; since?
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const { positionals, values } = parseArgs({ allowPositionals: true, options: { branch: { type: 'string' }, since: { type: 'string' } } });
+  const { positionals, values } = parseArgs({ allowPositionals: true, options: { branch: { type: 'string' }, since: { type: 'string' }, until: { type: 'string' } } });
   const [clone, outPath] = positionals;
   if (!clone || !outPath) {
-    process.stderr.write('usage: build-szz-oracle.ts <clone> <out.jsonl> [--branch REV] [--since DATE]\n');
+    process.stderr.write('usage: build-szz-oracle.ts <clone> <out.jsonl> [--branch REV] [--since DATE] [--until DATE]\n');
     process.exit(2);
   }
   const oracle = await buildOracle(clone, values);

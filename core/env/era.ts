@@ -8,6 +8,7 @@ import { git } from '../git.ts';
 import type { Logger } from '../log.ts';
 import { splitPatch } from '../extract/split-patch.ts';
 import { DEFAULT_LIMITS, openChainEnv, type StateRun } from './container/chain-env.ts';
+import type { ContainerLimits } from './container/limits.ts';
 import { CHOICE_FILE, EnvChoices } from './image/choose-env.ts';
 import type { EnvImages } from './image/env-images.ts';
 import { loadRecipe } from './recipes/load.ts';
@@ -36,7 +37,7 @@ export interface EnvironmentOptions {
   /** 'detect': ignore shipped recipe files (config `validate.recipes`). */
   recipes?: 'shipped' | 'detect';
   /** Limits of the probe run that checks a detected recipe (default: the container defaults). */
-  limits?: { memoryBytes?: number; pidsLimit?: number; nanoCpus?: number; runTimeoutSec?: number };
+  limits?: Partial<ContainerLimits>;
 }
 
 /**

@@ -31,6 +31,7 @@ export type { CacheLevel, CachedImage, CachePolicyOptions } from './image/cache.
 export { DEFAULT_LIMITS, openChainEnv, REPO_PATH } from './container/chain-env.ts';
 export { ChainEnvPool } from './container/pool.ts';
 export type { ChainEnv, ChainEnvOptions, StateRequest, StateRun } from './container/chain-env.ts';
+export { runnerExecCounts } from './container/run-report.ts';
 export { forceRemove, ownContainerIds, ownerLabels, ownNetworkNames, removeNetwork, removeStaleContainers, RUN_LABEL } from './container/cleanup.ts';
 export { backendNames, backends, DEFAULT_BACKEND, getBackend } from './services/registry.ts';
 export { ensureServiceImage, SERVICE_LABEL, SERVICE_REPOSITORY } from './services/image.ts';
@@ -44,6 +45,7 @@ export { filterTestFiles, isIgnoredTest, RecipeSchema, type Recipe } from './rec
 export { getRunner, runners } from './runners/registry.ts';
 export type { ParsedRun, Runner, TestStatus } from './runners/types.ts';
 export { BundleFileSchema, BundlePartSchema, gradeInstance, gradeLimits, GradingBundleSchema } from './container/grade.ts';
+export { containerLimits, type ContainerLimits } from './container/limits.ts';
 export type { BundleFile, GradedRun, GradedStatus, GradeLimits, GradeOptions, GradeResult, GradingBundle, Score } from './container/grade.ts';
 export { runProblem } from './runners/evidence.ts';
 export type { RunInfraReason, RunProblem } from './runners/evidence.ts';

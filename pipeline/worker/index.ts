@@ -1,15 +1,17 @@
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
-import type { Config } from '../../core/config.ts';
+import type { Config, Secrets } from '../../core/config.ts';
 import { ForesightError } from '../../core/errors.ts';
 import type { Logger } from '../../core/log.ts';
 import { assertRedisReachable, handlerRegistry, startQueueWorker, type AnyJobHandler } from '../../core/queue/index.ts';
-import { WORKER_HANDLERS } from './handlers.ts';
+import { workerHandlers } from './handlers.ts';
 
-export { WORKER_HANDLERS } from './handlers.ts';
+export { workerHandlers } from './handlers.ts';
 
 export interface RunWorkerOptions {
   config: Config;
+  /** The worker's own credentials (a re-extraction's sources): jobs carry none. */
+  secrets: Secrets;
   log: Logger;
   /** Aborted on SIGINT/SIGTERM: take no more jobs, finish the running ones, return. */
   signal: AbortSignal;
@@ -23,14 +25,15 @@ export async function runWorker(opts: RunWorkerOptions): Promise<void> {
   if (!url) {
     throw new ForesightError('foresight worker needs a queue', { remedy: 'pass --queue redis://HOST:PORT (or set FORESIGHT_QUEUE): the Redis the coordinator uses' });
   }
-  const handlers = handlerRegistry(opts.handlers ?? WORKER_HANDLERS);
+  const handlers = handlerRegistry(opts.handlers ?? workerHandlers({ config, secrets: opts.secrets }));
   const dataDir = resolve(config.data);
   // Checked before anything is written: a worker that cannot start leaves no folder behind.
   await assertRedisReachable(url);
   const name = `${hostname()}:${process.pid}`;
   // The worker's own record, from its first job on (a remote host's log is where a failed job's story is).
   log.toFile(join(dataDir, 'worker', `${name.replace(/[^\w.-]/g, '_')}.log`));
-  const worker = await startQueueWorker({ url, handlers, concurrency: config.queue.concurrency, dataDir, log, name });
+  const lockDurationMs = config.queue.lockSec * 1000;
+  const worker = await startQueueWorker({ url, handlers, concurrency: config.queue.concurrency, dataDir, log, name, lockDurationMs, stalledIntervalMs: Math.min(30_000, lockDurationMs) });
   log.info(`worker ${worker.name}: taking ${[...handlers.keys()].join(', ')} jobs from ${url} (${config.queue.concurrency} at once)`);
   if (!opts.signal.aborted) await new Promise((done) => opts.signal.addEventListener('abort', done, { once: true }));
   log.info(`worker ${worker.name}: stopping after the running jobs`);

@@ -7,7 +7,7 @@ import { FORESIGHT_VERSION } from '../../core/version.ts';
 import { JudgedChainSchema, type JudgedChain } from '../../core/model/judged.ts';
 import { ForesightError } from '../../core/errors.ts';
 import { absoluteGitDir } from '../../core/git.ts';
-import { assertDockerReachable, connectDocker, EnvImages, ensureEvalImage, eraEnvironment, EVAL_REPO_PATH, getRunner, gradeInstance, gradeLimits, inspectImage, loadRecipe, pushImage, runners } from '../../core/env/index.ts';
+import { assertDockerReachable, connectDocker, containerLimits, EnvImages, ensureEvalImage, eraEnvironment, EVAL_REPO_PATH, getRunner, gradeInstance, gradeLimits, inspectImage, loadRecipe, pushImage, runners } from '../../core/env/index.ts';
 import { rowSchema, TEST_COLUMNS, VERIFIED_COLUMNS } from './columns.ts';
 import { datasetCard } from './dataset-card.ts';
 import { detectLicense } from './license.ts';
@@ -62,16 +62,15 @@ async function writePlots(dir: string, plots: readonly Plot[]): Promise<void> {
  * may have pruned it since: PR1's era is resolved again (its recipe, or the detected choice saved under
  * data/<repo>/), which rebuilds the same content-keyed image. Null when it is there; else why not.
  */
-async function restoreEnvImage(image: string, c: JudgedChain, ctx: StageContext, docker: ReturnType<typeof connectDocker>): Promise<string | null> {
-  if (await inspectImage(docker, image)) return null;
+async function restoreEnvImage(image: string, c: JudgedChain, ctx: StageContext, images: () => EnvImages): Promise<string | null> {
+  if (await inspectImage(images().docker, image)) return null;
   ctx.log.info(`${c.instance_id}: env image ${image} is gone (pruned by another run?): rebuilding PR1's environment`);
   const cfg = ctx.config.validate;
-  const images = new EnvImages({ docker, baseAlias: ctx.config.images.baseAlias, lockDir: ctx.config.images.lockDir, log: ctx.log });
   const era = await eraEnvironment(
     {
-      repo: ctx.repo.name, clone: ctx.repo.clone, gitDir: await absoluteGitDir(ctx.repo.clone), repoDir: ctx.repoDir, log: ctx.log, images,
+      repo: ctx.repo.name, clone: ctx.repo.clone, gitDir: await absoluteGitDir(ctx.repo.clone), repoDir: ctx.repoDir, log: ctx.log, images: images(),
       image: cfg.image, runner: cfg.runner, signal: ctx.signal, recipes: cfg.recipes,
-      limits: { memoryBytes: cfg.memoryMiB * 1024 * 1024, pidsLimit: cfg.pidsLimit, nanoCpus: Math.round(cfg.cpus * 1e9), runTimeoutSec: cfg.timeoutSec },
+      limits: containerLimits(cfg),
     },
     c.pr1_head,
     c.pr1_test_files,
@@ -109,6 +108,9 @@ export const emitStage: StageDef<JudgedChain, Record<string, unknown>> = {
     const limits = gradeLimits(ctx.config.validate);
     const docker = connectDocker(ctx.config.docker.host);
     if (gradeable.length) await assertDockerReachable(docker);
+    // One image builder for the stage, made when a pruned env image first needs rebuilding.
+    let envImages: EnvImages | undefined;
+    const images = (): EnvImages => (envImages ??= new EnvImages({ docker, baseAlias: ctx.config.images.baseAlias, lockDir: ctx.config.images.lockDir, log: ctx.log }));
     // Not checkpointed: a reused image costs an inspect, and the row must name an image that exists now.
     const evals: EvalEntry[] = [];
     // Grading runs the tests again in the eval image: the run's limits are validate's.
@@ -118,7 +120,7 @@ export const emitStage: StageDef<JudgedChain, Record<string, unknown>> = {
       ctx.signal.throwIfAborted();
       // The PR1 era's recipe: its test environment goes into the eval image, as validation ran with it.
       const { recipe } = await loadRecipe(ctx.repo.name, ctx.repo.clone, c.pr1_head, { recipes: ctx.config.validate.recipes });
-      const gone = c.env_image_pr1 ? await restoreEnvImage(c.env_image_pr1, c, ctx, docker) : null;
+      const gone = c.env_image_pr1 ? await restoreEnvImage(c.env_image_pr1, c, ctx, images) : null;
       const res = gone ? null : await ensureEvalImage({
         docker, clone: ctx.repo.clone, envImage: c.env_image_pr1 ?? rc.image, baseCommit: c.pr1_base, runner: getRunner(c.runner),
         history: ctx.config.images.evalHistory, testEnv: { ...recipe.env, ...c.test_env }, signal: ctx.signal, log: ctx.log, logDir: join(ctx.outDir, 'eval-logs'), lockDir: ctx.config.images.lockDir,

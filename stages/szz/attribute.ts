@@ -1,12 +1,13 @@
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { isBlankOrComment } from '../../core/files.ts';
+import { fileKind, isBlankOrComment } from '../../core/files.ts';
 import { git } from '../../core/git.ts';
 import { blameLines, type BlamedLine, type BlameOptions } from './blame.ts';
 import { fixedLines, type FixedLines } from './diff-lines.ts';
 import { enclosingBlock } from './enclosing.ts';
 import type { MetaChanges } from './meta.ts';
+import { changedNames, FITTED, rankScore, type CandidateFeatures, type RankerWeights } from './rank.ts';
 
 /** A commit blame holds responsible for some of the fixed lines, with its weighted score. */
 export interface BlamedCommit {
@@ -14,6 +15,8 @@ export interface BlamedCommit {
   score: number;
   time: number;
   lines: Array<{ file: string; line: number }>;
+  /** With `wider`: what ranked it (its `score` is then the ranker's, 0..1). */
+  features?: CandidateFeatures;
 }
 
 export interface Attribution {
@@ -35,6 +38,34 @@ export interface AttributeOptions {
   meta?: MetaChanges;
   /** ISO time the defect was reported: inducing commits must predate it. */
   reportedAt?: string | null;
+  /**
+   * foresight only: look further than the fixed lines (the blocks around them, the fixed files' newest
+   * history) and rank every commit found with `weights` (default: fitted on the Django oracle, rank.ts).
+   */
+  wider?: boolean;
+  weights?: RankerWeights;
+}
+
+/** The fixed files' newest commits looked at, per file. */
+const RECENT_PER_FILE = 10;
+/** A block longer than this (a whole class) is replaced by the lines around the fix. */
+const MAX_BLOCK = 150;
+const NEIGHBOURS = 3;
+
+/**
+ * The old-side lines around a fix in one file: the enclosing function of every fixed line and
+ * insertion point, or, at the top level or in a block too long, the lines just around them (what a
+ * deleted neighbour or a changed definition next to the fix would have touched).
+ */
+function blockLines(text: string, f: FixedLines): number[] {
+  const lines = text.split('\n');
+  const out = new Set<number>();
+  for (const at of [...f.removed.map((r) => r.line), ...f.anchors]) {
+    const b = enclosingBlock(text, at);
+    const [start, end] = b && b.end - b.start < MAX_BLOCK ? [b.start, b.end] : [Math.max(1, at - NEIGHBOURS), Math.min(lines.length, at + NEIGHBOURS)];
+    for (let l = start; l <= end; l++) if (!isBlankOrComment(lines[l - 1] ?? '', f.file)) out.add(l);
+  }
+  return [...out];
 }
 
 interface Target {
@@ -124,11 +155,17 @@ export async function attributeFix(clone: string, fix: { baseSha: string; mergeS
   let blamedLines = 0;
   let filteredByTime = 0;
 
+  const wider = opts.variant === 'foresight' && opts.wider === true;
+  const block = new Map<string, { lines: number; time: number }>();
+  let blockTotal = 0;
   for (const f of files) {
     const targets = await targetsFor(clone, fix.baseSha, f, opts.variant, addOnly);
-    if (!targets.length) continue;
+    const around = wider ? blockLines(await git(clone, ['show', '--end-of-options', `${fix.baseSha}:${f.file}`]), f) : [];
+    if (!targets.length && !around.length) continue;
     const weight = new Map(targets.map((t) => [t.line, t.weight]));
-    const lines = targets.map((t) => t.line);
+    const aroundSet = new Set(around);
+    // One blame for the fixed lines and the blocks around them: the ranges cost about as much as the largest.
+    const lines = [...new Set([...targets.map((t) => t.line), ...around])];
     let ignore: string[] = [];
     let blamed: BlamedLine[] = await blameLines(clone, fix.baseSha, f.file, lines, blameOptions(opts.variant, ignore, ignoreRevsFile));
     if (opts.variant === 'foresight' && opts.meta) {
@@ -167,6 +204,13 @@ export async function attributeFix(clone: string, fix: { baseSha: string; mergeS
     }
     for (const b of blamed) {
       if (opts.variant === 'foresight' && isBlankOrComment(b.text, f.file)) continue;
+      if (aroundSet.has(b.line) && b.time <= reported) {
+        blockTotal++;
+        const e = block.get(b.sha) ?? { lines: 0, time: b.time };
+        e.lines++;
+        block.set(b.sha, e);
+      }
+      if (wider && !weight.has(b.line)) continue;
       const w = weight.get(b.line) ?? 1;
       blamedLines++;
       if (b.time > reported) {
@@ -179,6 +223,119 @@ export async function attributeFix(clone: string, fix: { baseSha: string; mergeS
       byCommit.set(b.sha, entry);
     }
   }
-  const commits = [...byCommit.values()].sort((a, b) => b.score - a.score || b.time - a.time);
+  let commits = [...byCommit.values()].sort((a, b) => b.score - a.score || b.time - a.time);
+  if (wider) commits = await rankWider(clone, fix, files, commits, block, blockTotal, reported, opts);
   return { commits, blamedLines, filteredByTime, metaSkipped: [...metaSkipped].map(([sha, reason]) => ({ sha, reason })), addOnly };
+}
+
+/**
+ * Every commit found around a fix, ranked: the fixed lines' blame, the blocks around them, and the
+ * fixed files' newest history (what deleted, renamed or changed something the fixed lines use is
+ * often there and nowhere in blame). Scores are the ranker's (rank.ts), highest first.
+ */
+async function rankWider(
+  clone: string,
+  fix: { baseSha: string; mergeSha: string },
+  files: FixedLines[],
+  blamed: BlamedCommit[],
+  block: ReadonlyMap<string, { lines: number; time: number }>,
+  blockTotal: number,
+  reported: number,
+  opts: AttributeOptions,
+): Promise<BlamedCommit[]> {
+  const base = fix.baseSha;
+  const baseTime = Number((await git(clone, ['show', '-s', '--format=%ct', '--end-of-options', base])).trim());
+  const times = new Map<string, number>();
+  const recent = new Map<string, number>();
+  const touched = new Map<string, number>();
+  const recentIn = new Map<string, Set<string>>();
+  for (const f of files) {
+    const log = await git(clone, ['log', '--no-merges', '-n', String(RECENT_PER_FILE), '--format=%H %ct', '--end-of-options', base, '--', f.file]);
+    const seen = new Set<string>();
+    recentIn.set(f.file, seen);
+    log.split('\n').filter(Boolean).forEach((l, i) => {
+      const [sha = '', t = '0'] = l.split(' ');
+      seen.add(sha);
+      times.set(sha, Number(t));
+      recent.set(sha, Math.max(recent.get(sha) ?? 0, 1 / (1 + i)));
+      touched.set(sha, (touched.get(sha) ?? 0) + 1);
+    });
+  }
+  // A blamed commit wrote lines of the files it is blamed in, whether or not it is among their newest.
+  for (const c of blamed) {
+    const inFiles = new Set(c.lines.map((l) => l.file));
+    const logged = files.filter((f) => inFiles.has(f.file) && !recentIn.get(f.file)?.has(c.sha)).length;
+    touched.set(c.sha, (touched.get(c.sha) ?? 0) + logged);
+  }
+  const totalBlame = blamed.reduce((n, c) => n + c.score, 0);
+  const byBlame = new Map(blamed.map((c) => [c.sha, c]));
+  for (const c of blamed) times.set(c.sha, c.time);
+  for (const [sha, b] of block) times.set(sha, b.time);
+  const names = await namesShared(clone, fix, files, [...times.keys()]);
+  const testDirs = await testDirsShared(clone, fix, [...times.keys()]);
+  const out: BlamedCommit[] = [];
+  for (const [sha, time] of times) {
+    if (time > reported) continue;
+    // A meta-change found only by the file's history (a mass reformatting) changed no behaviour.
+    if (!byBlame.has(sha) && !block.has(sha) && (await opts.meta?.classify(sha))) continue;
+    const size = (await opts.meta?.filesChanged(sha)) ?? 1;
+    const features: CandidateFeatures = {
+      blame: totalBlame ? (byBlame.get(sha)?.score ?? 0) / totalBlame : 0,
+      block: blockTotal ? (block.get(sha)?.lines ?? 0) / blockTotal : 0,
+      recent: recent.get(sha) ?? 0,
+      overlap: files.length ? (touched.get(sha) ?? 0) / files.length : 0,
+      age: Math.log1p(Math.max(0, baseTime - time) / 86400),
+      size: Math.log1p(size),
+      age2: 0,
+      fresh: baseTime - time < 3 * 86400 ? 1 : 0,
+      historyOnly: byBlame.has(sha) || block.has(sha) ? 0 : 1,
+      tokens: names.get(sha) ?? 0,
+      testDir: testDirs.get(sha) ?? 0,
+    };
+    features.age2 = (features.age * features.age) / 10;
+    out.push({ sha, time, lines: byBlame.get(sha)?.lines ?? [], score: rankScore(features, opts.weights ?? FITTED), features });
+  }
+  return out.sort((a, b) => b.score - a.score || b.time - a.time);
+}
+
+/**
+ * For each candidate, the share of the names on the fix's changed lines that the candidate's own
+ * changes to the fixed files hold: a commit that deleted, renamed or rewrote what the fix uses shares
+ * them even when blame never reaches it. Two git calls per fix.
+ */
+async function namesShared(clone: string, fix: { baseSha: string; mergeSha: string }, files: FixedLines[], shas: string[]): Promise<Map<string, number>> {
+  const out = new Map<string, number>();
+  if (!files.length || !shas.length) return out;
+  const paths = files.map((f) => f.file);
+  const fixNames = changedNames(await git(clone, ['diff', '-U0', '--no-color', '--no-ext-diff', '--end-of-options', fix.baseSha, fix.mergeSha, '--', ...paths]));
+  if (!fixNames.size) return out;
+  const shown = await git(clone, ['show', '--format=%x1e%H', '-U0', '--no-color', '--no-ext-diff', '--end-of-options', ...shas, '--', ...paths]);
+  for (const rec of shown.split('\x1e')) {
+    const nl = rec.indexOf('\n');
+    const sha = (nl < 0 ? rec : rec.slice(0, nl)).trim();
+    if (!sha) continue;
+    const theirs = changedNames(nl < 0 ? '' : rec.slice(nl + 1));
+    let n = 0;
+    for (const name of fixNames) if (theirs.has(name)) n++;
+    out.set(sha, n / fixNames.size);
+  }
+  return out;
+}
+
+/** For each candidate, the share of the directories of the fix's test files in which it changed a file. Two git calls. */
+async function testDirsShared(clone: string, fix: { baseSha: string; mergeSha: string }, shas: string[]): Promise<Map<string, number>> {
+  const out = new Map<string, number>();
+  if (!shas.length) return out;
+  const changed = await git(clone, ['diff', '--name-only', '--no-renames', '--end-of-options', fix.baseSha, fix.mergeSha]);
+  const dirOf = (p: string): string => p.slice(0, p.lastIndexOf('/') + 1);
+  const dirs = new Set(changed.split('\n').filter((p) => p && fileKind(p) === 'test').map(dirOf));
+  if (!dirs.size) return out;
+  const shown = await git(clone, ['show', '--name-only', '--no-renames', '--format=%x1e%H', '--end-of-options', ...shas]);
+  for (const rec of shown.split('\x1e')) {
+    const [sha = '', ...paths] = rec.split('\n').map((l) => l.trim()).filter(Boolean);
+    if (!sha) continue;
+    const theirs = new Set(paths.map(dirOf));
+    out.set(sha, [...dirs].filter((d) => theirs.has(d)).length / dirs.size);
+  }
+  return out;
 }

@@ -6,6 +6,7 @@ import { git, revParse } from '../../core/git.ts';
 import { attributeFix, selectFiles, type SzzVariant } from './attribute.ts';
 import { fixedLines } from './diff-lines.ts';
 import { MetaChanges } from './meta.ts';
+import { CONFIDENT } from './rank.ts';
 
 /**
  * A commit as an oracle names it: an object name, full or abbreviated. Nothing else reaches git from
@@ -34,6 +35,8 @@ export interface Evaluation {
   all: Scores;
   /** Fixes whose source diff deletes or modifies no line (plain SZZ has nothing to blame). */
   addOnly: Scores;
+  /** foresight: every fix's top candidate predicted, however low its score (what the szz stage picks). */
+  allTop?: Scores;
 }
 
 function score(variant: SzzVariant, rows: Array<{ predicted: string[]; inducing: string[] }>, seconds: number): Scores {
@@ -53,7 +56,8 @@ function score(variant: SzzVariant, rows: Array<{ predicted: string[]; inducing:
 
 /**
  * Predict the inducing commits of each oracle fix from code history alone (the fix's message is
- * never read) and score them: B-SZZ predicts every blamed commit, foresight its top-ranked one.
+ * never read) and score them: B-SZZ predicts every blamed commit, foresight (the wider attribution,
+ * rank.ts) its top-ranked one when the ranker is confident, and `allTop` scores its top whatever the score.
  */
 export async function evaluateSzz(opts: {
   clone: string;
@@ -64,7 +68,7 @@ export async function evaluateSzz(opts: {
 }): Promise<Evaluation> {
   const meta = new MetaChanges(opts.clone);
   const queue = new PQueue({ concurrency: opts.concurrency ?? 2 });
-  const rows: Array<{ predicted: string[]; inducing: string[]; addOnly: boolean }> = [];
+  const rows: Array<{ predicted: string[]; top: string[]; inducing: string[]; addOnly: boolean }> = [];
   let done = 0;
   const started = Date.now();
   await Promise.all(
@@ -72,20 +76,25 @@ export async function evaluateSzz(opts: {
       queue.add(async () => {
         // --end-of-options here and in every git call below: entries passed in directly skip readOracle's checks.
         const base = (await git(opts.clone, ['rev-parse', '--verify', '--end-of-options', `${e.fix}^1`])).trim();
-        const att = await attributeFix(opts.clone, { baseSha: base, mergeSha: e.fix }, { variant: opts.variant, meta });
-        const predicted = opts.variant === 'b-szz' ? att.commits.map((c) => c.sha) : att.commits.slice(0, 1).map((c) => c.sha);
+        const att = await attributeFix(opts.clone, { baseSha: base, mergeSha: e.fix }, { variant: opts.variant, meta, wider: true });
+        const top = att.commits.slice(0, 1).map((c) => c.sha);
+        // foresight predicts its top candidate when the ranker is confident enough; B-SZZ every blamed commit.
+        const predicted = opts.variant === 'b-szz' ? att.commits.map((c) => c.sha) : att.commits[0] && att.commits[0].score >= CONFIDENT ? top : [];
         // One definition of "add-only" for every variant, so the subsets compare the same fixes.
         const addOnly = selectFiles(await fixedLines(opts.clone, base, e.fix), 'foresight').every((f) => f.removed.length === 0);
         // Predictions are full shas: an abbreviated oracle entry is compared by the commit it names.
         const inducing = await Promise.all(e.inducing.map((s) => revParse(opts.clone, s).catch(() => s)));
-        rows.push({ predicted, inducing, addOnly });
+        rows.push({ predicted, top, inducing, addOnly });
         opts.onProgress?.(++done, opts.oracle.length);
       }),
     ),
   );
   const seconds = (Date.now() - started) / 1000;
   const addOnly = rows.filter((r) => r.addOnly);
-  return { all: score(opts.variant, rows, seconds), addOnly: score(opts.variant, addOnly, (seconds * addOnly.length) / Math.max(1, rows.length)) };
+  const all = score(opts.variant, rows, seconds);
+  const addOnlyScores = score(opts.variant, addOnly, (seconds * addOnly.length) / Math.max(1, rows.length));
+  if (opts.variant === 'b-szz') return { all, addOnly: addOnlyScores };
+  return { all, addOnly: addOnlyScores, allTop: score(opts.variant, rows.map((r) => ({ ...r, predicted: r.top })), seconds) };
 }
 
 /** Read a JSONL oracle, refusing the first line that is not `{"fix": <sha>, "inducing": [<sha>, ...]}`. */
@@ -119,10 +128,12 @@ export async function readOracle(path: string): Promise<OracleEntry[]> {
 
 export function formatScores(evals: readonly Evaluation[]): string {
   const head = ['variant', 'subset', 'fixes', 'precision', 'recall', 'F1', 's/fix'];
+  const label = { all: 'all fixes', addOnly: 'add-only fixes', allTop: 'all fixes, top always' } as const;
   const rows = evals.flatMap((e) =>
-    (['all', 'addOnly'] as const).map((k) => {
+    (['all', 'addOnly', 'allTop'] as const).flatMap((k) => {
       const s = e[k];
-      return [s.variant, k === 'all' ? 'all fixes' : 'add-only fixes', String(s.fixes), s.precision.toFixed(3), s.recall.toFixed(3), s.f1.toFixed(3), s.secondsPerFix.toFixed(3)];
+      if (!s) return [];
+      return [[s.variant, label[k], String(s.fixes), s.precision.toFixed(3), s.recall.toFixed(3), s.f1.toFixed(3), s.secondsPerFix.toFixed(3)]];
     }),
   );
   const w = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));

@@ -59,6 +59,11 @@ export class MetaChanges {
     return f.files >= this.massFiles ? 'mass_change' : null;
   }
 
+  /** How many files `sha` changed; null when the commit is not in the history read. */
+  async filesChanged(sha: string): Promise<number | null> {
+    return (await this.load()).get(sha)?.files ?? null;
+  }
+
   /**
    * The repository's own .git-blame-ignore-revs (its newest version, read once), as a file git blame
    * can read; null when absent. Listing a commit that is not an ancestor of a blamed revision is harmless.

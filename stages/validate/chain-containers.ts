@@ -7,14 +7,14 @@
 import type Docker from 'dockerode';
 import { join } from 'node:path';
 import { errorMessage, ForesightError } from '../../core/errors.ts';
-import { backendEnv, openChainEnv, startService, type ChainEnv, type ChainEnvPool, type Recipe, type Runner, type ServiceSession } from '../../core/env/index.ts';
+import { backendEnv, openChainEnv, startService, type ChainEnv, type ChainEnvPool, type ContainerLimits, type Recipe, type Runner, type ServiceSession } from '../../core/env/index.ts';
 import type { Logger } from '../../core/log.ts';
 
 export interface ContainerDeps {
   docker: Docker;
   pool: ChainEnvPool;
   gitDir: string;
-  limits: { memoryBytes: number; pidsLimit: number; nanoCpus: number; runTimeoutSec: number };
+  limits: ContainerLimits;
   baseAlias: string;
   lockDir: string | null;
   repoDir: string;

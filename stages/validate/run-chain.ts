@@ -29,7 +29,8 @@ export interface ChainCost {
  * state once, then only the tests that can still be in a set (plan-repeats.ts), up to `runs` in all;
  * `gated`, as `candidates`, but a chain already excluded is not run again: more runs only shrink the
  * sets and add problems, so no exclusion is ever lifted by them (its verified row's sets then rest on
- * fewer runs: `states[].runs` says how many).
+ * fewer runs: `states[].runs` says how many). With a runner that runs passes (ChainEnv.runPasses),
+ * `candidates` and `gated` run a state's repeats as passes of one runner start, each pass a run.
  */
 export type RepeatStrategy = 'all' | 'candidates' | 'gated';
 
@@ -48,17 +49,30 @@ export async function runChainStates(opts: {
   repeat?: RepeatStrategy;
   envFor: EraFor;
   signal: AbortSignal;
-}): Promise<{ states: Record<StateName, StateResult>; cost: Omit<ChainCost, 'containerStarts' | 'wallMs'> & { stateRuns: number } }> {
+}): Promise<{ states: Record<StateName, StateResult>; cost: Omit<ChainCost, 'containerStarts' | 'wallMs'> & { stateRuns: number; runnerStarts: number } }> {
   const repeat = opts.repeat ?? 'candidates';
-  const cost = { execMs: 0, stateRuns: 0 };
+  // stateRuns: runs done (dropped passes too); runnerStarts: runner processes started for them.
+  const cost = { execMs: 0, stateRuns: 0, runnerStarts: 0 };
+  const request = (req: StateRequest, select?: StateRequestSelect) => ({ checkout: req.checkout, overlay: req.overlay, testFiles: req.testFiles, overlayFiles: req.overlayFiles, ...(select ? { select } : {}) });
   const run = async (env: ChainEnv, req: StateRequest, select?: StateRequestSelect): Promise<StateRun> => {
     opts.signal.throwIfAborted();
-    const r = await env.runState({ checkout: req.checkout, overlay: req.overlay, testFiles: req.testFiles, overlayFiles: req.overlayFiles, ...(select ? { select } : {}) });
+    const r = await env.runState(request(req, select));
     // An abort removes the container under the run: what it returned is no outcome at all.
     opts.signal.throwIfAborted();
     cost.execMs += r.durationMs;
     cost.stateRuns++;
+    cost.runnerStarts++;
     return r;
+  };
+  /** `passes` runs of one selection in one runner start (ChainEnv.runPasses). */
+  const runPasses = async (env: ChainEnv, req: StateRequest, passes: number, select?: StateRequestSelect): Promise<StateRun[]> => {
+    opts.signal.throwIfAborted();
+    const rs = await env.runPasses!(request(req, select), passes);
+    opts.signal.throwIfAborted();
+    cost.execMs += rs.reduce((a, r) => a + r.durationMs, 0);
+    cost.stateRuns += rs.length;
+    cost.runnerStarts++;
+    return rs;
   };
   const states = {} as Record<StateName, StateResult>;
   const ready = new Map<StateName, { req: StateRequest; env: ChainEnv; runner: Runner; runs: StateRun[]; covers: Covers[] }>();
@@ -83,9 +97,51 @@ export async function runChainStates(opts: {
     for (const [name, s] of ready) states[name] = aggregateRuns(s.req, s.runs, s.runner.exitCodes, s.covers);
   };
   fold();
-  if (repeat !== 'all') {
+  if (repeat !== 'all' && opts.runs > 1) {
     const runner = [...ready.values()][0]?.runner;
     const fileOf: FileOf = (id, files) => runner?.testFileOf?.(id, files) ?? id.split('::')[0] ?? null;
+    /** One repeat of a state's selection in a runner start of its own. */
+    const repeatOnce = async (s: NonNullable<ReturnType<typeof ready.get>>, sel: RepeatSelection): Promise<void> => {
+      const select = selection(s.runner, s.req.testFiles, sel);
+      let r = await run(s.env, s.req, select ?? undefined);
+      let covers: Covers = select ? coverOf(sel, s.req.testFiles, fileOf) : null;
+      // A selection the runner could not run (e.g. a node id it does not accept) is no evidence
+      // about the tests: the whole files are run instead, never counted as an outcome.
+      if (select && runProblem(r, s.runner.exitCodes) !== null) {
+        r = await run(s.env, s.req);
+        covers = null;
+      }
+      s.runs.push(r);
+      s.covers.push(covers);
+    };
+    if ([...ready.values()].every((s) => s.env.runPasses !== undefined)) {
+      // Rounds 2..runs of a state in one runner start (test databases set up once); the first run of
+      // each state stays a process of its own, so flakiness across processes is still seen. The
+      // candidates are planned once: without the replanning between rounds a test already flaky
+      // may run again, which changes nothing (it stays flaky). A test whose outcome changes between
+      // passes, e.g. because an earlier pass left data behind, is flaky and in no set: leaking state
+      // can only remove tests from the sets, never add one.
+      if (repeat === 'gated' && computeSets(states, fileOf).exclusion !== null) return { states, cost };
+      for (const [name, sel] of planRepeats(states, opts.chain.instance_id, fileOf)) {
+        const s = ready.get(name);
+        if (!s) continue;
+        const select = selection(s.runner, s.req.testFiles, sel);
+        const passes = await runPasses(s.env, s.req, opts.runs - 1, select ?? undefined);
+        if (passes.every((r) => runProblem(r, s.runner.exitCodes) === null)) {
+          const covers: Covers = select ? coverOf(sel, s.req.testFiles, fileOf) : null;
+          for (const r of passes) {
+            s.runs.push(r);
+            s.covers.push(covers);
+          }
+          continue;
+        }
+        // A pass that is no evidence (a crash, a timeout, a selection the runner refused): the
+        // passes are dropped, never counted, and each repeat runs as a process of its own instead.
+        for (let i = 1; i < opts.runs; i++) await repeatOnce(s, sel);
+      }
+      fold();
+      return { states, cost };
+    }
     for (let round = 1; round < opts.runs; round++) {
       if (repeat === 'gated' && computeSets(states, fileOf).exclusion !== null) break;
       // After each round: a test that changed is flaky now and no longer a candidate.
@@ -93,18 +149,7 @@ export async function runChainStates(opts: {
       if (!plan.size) break;
       for (const [name, sel] of plan) {
         const s = ready.get(name);
-        if (!s) continue;
-        const select = selection(s.runner, s.req.testFiles, sel);
-        let r = await run(s.env, s.req, select ?? undefined);
-        let covers: Covers = select ? coverOf(sel, s.req.testFiles, fileOf) : null;
-        // A selection the runner could not run (e.g. a node id it does not accept) is no evidence
-        // about the tests: the whole files are run instead, never counted as an outcome.
-        if (select && runProblem(r, s.runner.exitCodes) !== null) {
-          r = await run(s.env, s.req);
-          covers = null;
-        }
-        s.runs.push(r);
-        s.covers.push(covers);
+        if (s) await repeatOnce(s, sel);
       }
       fold();
     }

@@ -1,4 +1,5 @@
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
+import { afterAll, beforeAll, beforeEach } from 'vitest';
 import type { AddressInfo } from 'node:net';
 
 /** One scripted answer. With `content`, the body is a real chat.completion carrying that message content. */
@@ -203,4 +204,26 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
         server.closeAllConnections();
       }),
   };
+}
+
+/**
+ * A fake server for the whole test file: started before its tests, closed after them, its script and
+ * recorded requests cleared before each test. The returned object stands for the server once started.
+ */
+export function useFakeOpenAI(options: FakeOpenAIOptions = {}): FakeOpenAI {
+  let fake: FakeOpenAI | undefined;
+  beforeAll(async () => {
+    fake = await startFakeOpenAI(options);
+  });
+  afterAll(async () => {
+    await fake?.close();
+  });
+  beforeEach(() => fake?.reset());
+  return new Proxy({} as FakeOpenAI, {
+    get(_target, key) {
+      if (!fake) throw new Error('useFakeOpenAI: the server starts in beforeAll; read it inside a test or hook');
+      const value: unknown = Reflect.get(fake, key);
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(fake) : value;
+    },
+  });
 }

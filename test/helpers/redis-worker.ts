@@ -5,14 +5,15 @@
  */
 import { handlerRegistry, startQueueWorker } from '../../core/queue/index.ts';
 import { createLogger } from '../../core/log.ts';
-import { WORKER_HANDLERS } from '../../pipeline/worker/index.ts';
+import { loadConfig, NO_SECRETS } from '../../core/config.ts';
+import { workerHandlers } from '../../pipeline/worker/index.ts';
 import { TEST_HANDLERS } from './redis-kinds.ts';
 
 const [url, dataDir, name] = process.argv.slice(2);
 if (!url || !dataDir || !name) throw new Error('usage: redis-worker.ts <redis-url> <data-dir> <name>');
 const worker = await startQueueWorker({
   url,
-  handlers: handlerRegistry([...WORKER_HANDLERS, ...TEST_HANDLERS]),
+  handlers: handlerRegistry([...workerHandlers({ config: loadConfig(process.env), secrets: NO_SECRETS }), ...TEST_HANDLERS]),
   concurrency: 1,
   dataDir,
   log: createLogger({ level: 'info' }),

@@ -1,20 +1,13 @@
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { llmSettings } from '../../judges/providers/config.ts';
 import { loadConfig, loadSecrets } from '../../core/config.ts';
 import { clearSecrets } from '../../core/secrets.ts';
 import { makeProviders } from '../../judges/providers/registry.ts';
 import { ForesightError } from '../../core/errors.ts';
-import { startFakeOpenAI, type FakeOpenAI } from '../helpers/fake-openai.ts';
+import { useFakeOpenAI } from '../helpers/fake-openai.ts';
 import { API_KEY, expectNoKey, good, input, testJudge } from '../helpers/openai-test-judge.ts';
 
-let fake: FakeOpenAI;
-beforeAll(async () => {
-  fake = await startFakeOpenAI();
-});
-afterAll(async () => {
-  await fake.close();
-});
-beforeEach(() => fake.reset());
+const fake = useFakeOpenAI();
 
 describe('makeProviders: one queue per endpoint', () => {
   const env = (concurrency: number) => ({

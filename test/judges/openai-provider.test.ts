@@ -1,21 +1,14 @@
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import type { Logger } from '../../core/log.ts';
 import { openaiProvider, schemaOf, type OpenAIProviderOptions } from '../../judges/providers/openai.ts';
 import { ForesightError } from '../../core/errors.ts';
 import { UnusableAnswerError } from '../../judges/errors.ts';
-import { startFakeOpenAI, type FakeOpenAI } from '../helpers/fake-openai.ts';
+import { startFakeOpenAI, useFakeOpenAI } from '../helpers/fake-openai.ts';
 import type { Judge } from '../../judges/types.ts';
 import { API_KEY, expectNoKey, good, goodValue, input, MODEL, testJudge, type TestVerdict } from '../helpers/openai-test-judge.ts';
 
-let fake: FakeOpenAI;
-beforeAll(async () => {
-  fake = await startFakeOpenAI();
-});
-afterAll(async () => {
-  await fake.close();
-});
-beforeEach(() => fake.reset());
+const fake = useFakeOpenAI();
 afterEach(() => {
   vi.unstubAllEnvs();
   vi.restoreAllMocks();

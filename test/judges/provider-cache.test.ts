@@ -1,7 +1,7 @@
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { loadConfig, loadSecrets } from '../../core/config.ts';
 import { ForesightError } from '../../core/errors.ts';
@@ -11,7 +11,7 @@ import { openaiProvider } from '../../judges/providers/openai.ts';
 import { makeProviders } from '../../judges/providers/registry.ts';
 import { rulesProvider } from '../../judges/providers/rules.ts';
 import type { Judge, JudgeInput } from '../../judges/types.ts';
-import { startFakeOpenAI, type FakeOpenAI } from '../helpers/fake-openai.ts';
+import { useFakeOpenAI } from '../helpers/fake-openai.ts';
 import { judgeInputFixture } from '../helpers/judge-input.ts';
 
 const API_KEY = 'sk-test-cache-0c1d2e3f4a5b6c7d';
@@ -30,16 +30,9 @@ const judge: Judge<V> = {
 const input: JudgeInput = judgeInputFixture();
 const good = JSON.stringify({ reason: 'a fix of PR1', verdict: 'yes' });
 
-let fake: FakeOpenAI;
+const fake = useFakeOpenAI();
 let dir: string;
-beforeAll(async () => {
-  fake = await startFakeOpenAI();
-});
-afterAll(async () => {
-  await fake.close();
-});
 beforeEach(async () => {
-  fake.reset();
   // A deterministic fake model: every request gets the same good answer.
   fake.setHandler(() => ({ content: good }));
   dir = await mkdtemp(join(tmpdir(), 'foresight-answers-'));

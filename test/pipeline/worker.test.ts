@@ -38,7 +38,7 @@ describe('foresight worker', () => {
   it('takes jobs from --queue and answers them; SIGTERM stops it cleanly', async () => {
     const w = foresightWorker(['--queue', redis.url, '--data', join(root, 'w')], { FORESIGHT_WORKER_CONCURRENCY: '2' });
     for (let i = 0; i < 600 && !w.stderr().includes('taking'); i++) await sleep(50);
-    expect(w.stderr()).toMatch(/worker \S+:\d+: taking worker\.probe jobs from redis:\/\/127\.0\.0\.1:\d+ \(2 at once\)/);
+    expect(w.stderr()).toMatch(/worker \S+:\d+: taking worker\.probe, validate\.chain jobs from redis:\/\/127\.0\.0\.1:\d+ \(2 at once\)/);
     const queue = await redisQueue({ url: redis.url, log: silentLogger });
     try {
       const r = await queue.submit(probeKind, 'cli-1', { nonce: 'n-1' });

@@ -11,7 +11,7 @@ import { absoluteGitDir } from '../../git.ts';
 import type { Runner } from '../runners/types.ts';
 import { forceRemove, ownerLabels, removeOnAbort } from './cleanup.ts';
 import { connectDocker } from '../connect.ts';
-import { execRunner, type StateRun } from './run-report.ts';
+import { execRunner, execRunnerPasses, type RunnerExec, type RunnerExecHooks, type StateRun } from './run-report.ts';
 
 export const DEFAULT_LIMITS = {
   memoryBytes: 2 * 1024 ** 3,
@@ -66,6 +66,11 @@ export type { StateRun } from './run-report.ts';
 export interface ChainEnv {
   readonly containerId: string;
   runState(req: StateRequest): Promise<StateRun>;
+  /**
+   * Run a state `passes` times in one runner process, one run per pass (Runner.splitPasses); absent
+   * when the runner cannot. Every pass is a run as runState's would be, but the process starts once.
+   */
+  runPasses?(req: StateRequest, passes: number): Promise<StateRun[]>;
   /** Remove the container (force). Idempotent. */
   close(): Promise<void>;
 }
@@ -207,49 +212,63 @@ class DockerChainEnv implements ChainEnv {
   }
 
   runState(req: StateRequest): Promise<StateRun> {
+    return this.enqueue(req, () => execRunner(this.container, this.execOf(req), this.hooks()));
+  }
+
+  get runPasses(): ((req: StateRequest, passes: number) => Promise<StateRun[]>) | undefined {
+    if (!this.runner.splitPasses) return undefined;
+    return (req, passes) => {
+      if (!Number.isInteger(passes) || passes < 1) return Promise.reject(new ForesightError(`invalid number of passes ${passes}`, { remedy: 'pass a positive integer' }));
+      return this.enqueue(req, () => execRunnerPasses(this.container, this.execOf(req), passes, this.hooks()));
+    };
+  }
+
+  private enqueue<T>(req: StateRequest, go: () => Promise<T>): Promise<T> {
     try {
       checkRequest(req);
     } catch (err) {
       return Promise.reject(err);
     }
     // States share /tmp/testbed: run them one at a time.
-    const run = this.queue.then(() => this.run(req));
+    const run = this.queue.then(() => {
+      if (this.closed) {
+        throw new ForesightError('runState() on a closed chain env', { remedy: 'open a new env with openChainEnv()' });
+      }
+      return go();
+    });
     this.queue = run.catch(() => undefined);
     return run;
   }
 
-  private async run(req: StateRequest): Promise<StateRun> {
-    if (this.closed) {
-      throw new ForesightError('runState() on a closed chain env', { remedy: 'open a new env with openChainEnv()' });
-    }
+  private execOf(req: StateRequest): RunnerExec {
     const overlayFiles = req.overlay ? (req.overlayFiles ?? []).filter((f) => !req.testFiles.includes(f)) : [];
-    return execRunner(
-      this.container,
-      {
-        runner: this.runner,
-        checkout: req.checkout,
-        overlay: req.overlay ?? '-',
-        testFiles: req.testFiles,
-        env: [`FORESIGHT_OVERLAY_FILES=${overlayFiles.join('\n')}`, ...(req.select ? [`FORESIGHT_SELECT=${selectText(req)}`] : [])],
-        timeoutSec: this.timeoutSec,
+    return {
+      runner: this.runner,
+      checkout: req.checkout,
+      overlay: req.overlay ?? '-',
+      testFiles: req.testFiles,
+      env: [`FORESIGHT_OVERLAY_FILES=${overlayFiles.join('\n')}`, ...(req.select ? [`FORESIGHT_SELECT=${selectText(req)}`] : [])],
+      timeoutSec: this.timeoutSec,
+    };
+  }
+
+  private hooks(): RunnerExecHooks {
+    return {
+      what: 'docker exec in the chain container failed',
+      onDeadline: async () => {
+        this.stopped = true;
+        await this.container.kill();
       },
-      {
-        what: 'docker exec in the chain container failed',
-        onDeadline: async () => {
-          this.stopped = true;
-          await this.container.kill();
-        },
-        exec: async (exec) => {
-          if (this.stopped) await this.start();
-          return exec().catch(async (err: unknown) => {
-            if (statusCode(err) !== 409 || this.closed) throw err;
-            await this.start(); // stopped behind our back (killed, daemon restart): start it again
-            return exec();
-          });
-        },
-        alive: () => !this.closed,
+      exec: async (exec) => {
+        if (this.stopped) await this.start();
+        return exec().catch(async (err: unknown) => {
+          if (statusCode(err) !== 409 || this.closed) throw err;
+          await this.start(); // stopped behind our back (killed, daemon restart): start it again
+          return exec();
+        });
       },
-    );
+      alive: () => !this.closed,
+    };
   }
 
   private async start(): Promise<void> {

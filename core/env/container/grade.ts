@@ -21,6 +21,7 @@ import { dockerError } from '../image/docker-image.ts';
 import { runProblem, type RunProblem } from '../runners/evidence.ts';
 import type { Runner, TestStatus } from '../runners/types.ts';
 import { DEFAULT_LIMITS } from './chain-env.ts';
+import { containerLimits } from './limits.ts';
 import { forceRemove, ownerLabels, removeOnAbort } from './cleanup.ts';
 import { runExec } from './exec.ts';
 import { execRunner, type StateRun } from './run-report.ts';
@@ -51,7 +52,8 @@ export interface GradeLimits {
 
 /** The grading limits from the configuration's validate section: grading runs tests as validate does. */
 export function gradeLimits(cfg: Config['validate']): GradeLimits {
-  return { timeoutSec: cfg.timeoutSec, memoryBytes: cfg.memoryMiB * 1024 * 1024, pidsLimit: cfg.pidsLimit, nanoCpus: Math.round(cfg.cpus * 1e9) };
+  const { runTimeoutSec, ...rest } = containerLimits(cfg);
+  return { ...rest, timeoutSec: runTimeoutSec };
 }
 
 export interface GradeOptions {

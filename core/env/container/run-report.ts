@@ -66,8 +66,56 @@ function command(r: RunnerExec): string[] {
   return ['sh', '-c', shell, 'sh', 'env', ...r.env, 'sh', script, r.checkout, r.overlay, REPORT_PATH, ...r.testFiles];
 }
 
+/** What one exec produced, before the runner's parser read it. */
+interface RawRun {
+  exitCode: number | null;
+  durationMs: number;
+  timedOut: boolean;
+  killed: boolean;
+  /** The runner's output, without the report. */
+  runnerText: string;
+  report: string | null;
+  /** Our notes on the run (deadline, timeout), appended to the output. */
+  notes: string[];
+}
+
+/** Runner processes started, and the runs they produced, in this process: the benchmark reads them (bench/validate.ts). */
+export const runnerExecCounts = { starts: 0, runs: 0 };
+
 /** Run the runner's primitive once in `container` and classify what it produced. */
 export async function execRunner(container: Docker.Container, r: RunnerExec, hooks: RunnerExecHooks): Promise<StateRun> {
+  runnerExecCounts.starts++;
+  runnerExecCounts.runs++;
+  const raw = await execRaw(container, r, hooks);
+  return classify(r, raw, raw.report, raw.exitCode);
+}
+
+/**
+ * Run the runner's primitive once with FORESIGHT_PASSES=`passes` (Runner.splitPasses) and classify each
+ * pass as a run of its own: `passes` runs, in order. A pass the process did not reach or finish is
+ * `no_report`; a timeout or a lost report is every pass's outcome. The duration is shared equally.
+ */
+export async function execRunnerPasses(container: Docker.Container, r: RunnerExec, passes: number, hooks: RunnerExecHooks): Promise<StateRun[]> {
+  const split = r.runner.splitPasses;
+  if (!split) throw new ForesightError(`the ${r.runner.name} runner cannot run several passes in one process`, { remedy: 'run each repeat with execRunner' });
+  runnerExecCounts.starts++;
+  runnerExecCounts.runs += passes;
+  const raw = await execRaw(container, { ...r, env: [...r.env, `FORESIGHT_PASSES=${passes}`], timeoutSec: r.timeoutSec * passes }, hooks);
+  const share = { ...raw, durationMs: Math.round(raw.durationMs / passes) };
+  if (raw.timedOut || raw.killed || raw.report === null) return Array.from({ length: passes }, () => classify(r, share, raw.report, raw.exitCode));
+  const parts = split(raw.report);
+  return Array.from({ length: passes }, (_, k) => {
+    const part = parts[k];
+    if (part === undefined) {
+      const notes = [...raw.notes, `[foresight] pass ${k + 1} of ${passes} never started (the runner reached ${parts.length})`];
+      return classify(r, { ...share, notes }, null, raw.exitCode);
+    }
+    // The pass's own verdict is its exit code; an unfinished pass keeps the process's (its report says why).
+    return classify(r, { ...share, runnerText: part.report }, part.report, part.exitCode ?? raw.exitCode);
+  });
+}
+
+async function execRaw(container: Docker.Container, r: RunnerExec, hooks: RunnerExecHooks): Promise<RawRun> {
   const T = r.timeoutSec;
   const exec = (): Promise<ExecOutcome> =>
     runExec(container, command(r), { capture: 'combined', deadlineMs: (T + KILL_GRACE_SEC + DEADLINE_SLACK_SEC) * 1000, onDeadline: hooks.onDeadline });
@@ -105,10 +153,15 @@ export async function execRunner(container: Docker.Container, r: RunnerExec, hoo
     if (cat?.exitCode === 0 && !cat.overflow) report = cat.text;
     else if (cat?.overflow) notes.push('[foresight] junit file too large, ignored');
   }
+  return { exitCode: res.exitCode, durationMs, timedOut, killed: res.exitCode === null, runnerText, report, notes };
+}
 
+/** Parse a report and classify the run: only a parsed report with an exit code can be evidence. */
+function classify(r: RunnerExec, raw: RawRun, report: string | null, exitCode: number | null): StateRun {
   let parsed: ParsedRun;
+  const notes = [...raw.notes];
   let parseFailed = false;
-  const input = { output: runnerText, testFiles: r.testFiles };
+  const input = { output: raw.runnerText, testFiles: r.testFiles };
   try {
     parsed = r.runner.parse({ ...input, junitXml: report });
   } catch (err) {
@@ -116,11 +169,11 @@ export async function execRunner(container: Docker.Container, r: RunnerExec, hoo
     notes.push(`[foresight] ${err instanceof ForesightError ? err.oneLine() : String(err)}`);
     parsed = r.runner.parse({ ...input, junitXml: null });
   }
-  const output = notes.length > 0 ? `${runnerText}\n${notes.join('\n')}\n` : runnerText;
-  const common = { durationMs, parsed, outputTail: output.slice(-OUTPUT_TAIL_CHARS) };
-  if (timedOut) return { kind: 'timeout', exitCode: res.exitCode, ...common };
-  if (res.exitCode === null) return { kind: 'no_report', why: 'killed', exitCode: null, ...common };
-  if (report === null) return { kind: 'no_report', why: 'missing', exitCode: res.exitCode, ...common };
-  if (parseFailed) return { kind: 'no_report', why: 'unreadable', exitCode: res.exitCode, ...common };
-  return { kind: 'report', exitCode: res.exitCode, ...common };
+  const output = notes.length > 0 ? `${raw.runnerText}\n${notes.join('\n')}\n` : raw.runnerText;
+  const common = { durationMs: raw.durationMs, parsed, outputTail: output.slice(-OUTPUT_TAIL_CHARS) };
+  if (raw.timedOut) return { kind: 'timeout', exitCode: raw.exitCode, ...common };
+  if (exitCode === null) return { kind: 'no_report', why: 'killed', exitCode: null, ...common };
+  if (report === null) return { kind: 'no_report', why: 'missing', exitCode, ...common };
+  if (parseFailed) return { kind: 'no_report', why: 'unreadable', exitCode, ...common };
+  return { kind: 'report', exitCode, ...common };
 }

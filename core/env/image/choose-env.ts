@@ -17,6 +17,7 @@ import { z } from 'zod';
 import { writeAtomic } from '../../artifacts.ts';
 import { ForesightError } from '../../errors.ts';
 import { fingerprint } from '../../fingerprint.ts';
+import { readBlob } from '../../git.ts';
 import type { StateRun } from '../container/run-report.ts';
 import type { RecipeCandidate } from '../recipes/detect.ts';
 import { runProblem } from '../runners/evidence.ts';
@@ -125,6 +126,24 @@ export function rejectionReason(detail: string): string {
 /** The build backend itself could not be installed (an isolated build's pin the offline wheels lack). */
 export function backendUnavailable(detail: string): boolean {
   return /(?:build|backend) dependencies: finished with status 'error'|to install (?:build|backend) dependencies did not run successfully/.test(detail);
+}
+
+/**
+ * The package pip found no version of at all (`No matching distribution found for <name>`, no version
+ * specifier after the name): the offline wheels lack it, in every era. Null for a pin no wheel satisfies.
+ */
+export function absentPackage(reason: string): string | null {
+  return /No matching distribution found for ([A-Za-z0-9][A-Za-z0-9._-]*)(?=\s*(?:;|$))/.exec(reason)?.[1] ?? null;
+}
+
+/** The project metadata a package name must appear in for an extra to still require it. */
+const METADATA_FILES = ['pyproject.toml', 'setup.py', 'setup.cfg'] as const;
+
+/** Whether the commit's project metadata still names the package (case and -_. alike, whole name). */
+export function namesPackage(metadata: string, pkg: string): boolean {
+  const norm = (s: string): string => s.toLowerCase().replace(/[-_.]+/g, '-');
+  const re = new RegExp(`(^|[^a-z0-9-])${norm(pkg)}($|[^a-z0-9-])`);
+  return re.test(norm(metadata));
 }
 
 export interface ChooseEnvOptions {
@@ -266,6 +285,19 @@ export class EnvChoices {
     const installed = new Set<string>();
     let reportRejections = 0;
     const short = req.commit.slice(0, 10);
+    // Candidates another era of this repository could not install for a package the offline wheels lack
+    // entirely (a dev-only tool): not built again while this commit's metadata still names the package.
+    const absentElsewhere = new Map<string, { pkg: string; commit: string; reason: string }>();
+    for (const [k, era] of Object.entries((await this.load()).eras)) {
+      if (k === eraKey) continue;
+      for (const t of era.tried) {
+        const pkg = t.outcome === 'rejected' && (t.stage ?? 'install') === 'install' ? absentPackage(t.reason) : null;
+        if (pkg !== null && !absentElsewhere.has(t.label)) absentElsewhere.set(t.label, { pkg, commit: era.commit, reason: t.reason });
+      }
+    }
+    let metadata: Promise<string> | null = null;
+    const readMetadata = (): Promise<string> =>
+      (metadata ??= Promise.all(METADATA_FILES.map((f) => readBlob(req.clone, req.commit, f))).then((bs) => bs.map((b) => b?.toString('utf8') ?? '').join('\n')));
     const record = async (chosen: string | null): Promise<void> => {
       if (!known || known.chosen !== chosen || learned) await this.save(eraKey, { commit: known?.commit ?? req.commit, chosen, tried, updated: new Date().toISOString() });
     };
@@ -298,6 +330,12 @@ export class EnvChoices {
       const twin = c.label.replace('no-isolation ', '');
       if (!c.isolated && installed.has(twin)) {
         reject(`not built: "${twin}" installs the same packages`, 'skipped', false);
+        continue;
+      }
+      const absent = prior === undefined ? absentElsewhere.get(c.label) : undefined;
+      if (absent !== undefined && namesPackage(await readMetadata(), absent.pkg)) {
+        learned = true;
+        reject(`not built: at ${absent.commit.slice(0, 10)} it failed on ${absent.pkg}, which the offline wheels lack and this commit still names (${absent.reason})`, 'skipped', false);
         continue;
       }
       if (fallback && reportRejections >= MAX_REPORT_REJECTIONS) {

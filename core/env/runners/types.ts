@@ -53,4 +53,11 @@ export interface Runner {
    * Optional: a runner without it repeats a state on its whole test files.
    */
   selectArg?(id: string, testFiles: readonly string[]): string | null;
+  /**
+   * The runner can run its selection several times in one process (FORESIGHT_PASSES=<n>: one start,
+   * test databases set up once) and report each pass apart: this splits such a report into one per pass
+   * the process reached, with that pass's exit code (null: the pass did not finish). Optional: without
+   * it every run is a process of its own.
+   */
+  splitPasses?(report: string): Array<{ report: string; exitCode: number | null }>;
 }

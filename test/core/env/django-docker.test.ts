@@ -18,10 +18,12 @@ import {
   ensureImage,
   isDockerReachable,
   openChainEnv,
+  runnerExecCounts,
   type ChainEnv,
 } from '../../../core/env/index.ts';
 import { ownerLabels } from '../../../core/env/container/cleanup.ts';
 import { djangoRunner } from '../../../core/env/runners/django/index.ts';
+import { aggregateRuns } from '../../../stages/validate/aggregate-runs.ts';
 
 const docker = connectDocker();
 const reachable = await isDockerReachable(docker);
@@ -73,10 +75,14 @@ const RUNNER_PY = [
   '        print("Found %d test(s)." % len(tests))',
   '        return unittest.TestSuite(tests)',
   '',
+  '    def run_suite(self, suite):',
+  '        return unittest.TextTestRunner(verbosity=self.verbosity).run(suite)',
+  '',
   '    def run_tests(self, test_labels):',
   '        suite = self.build_suite(test_labels)',
+  '        print("Creating test database for alias \'default\'...")',
   '        print("System check identified no issues (0 silenced).")',
-  '        result = unittest.TextTestRunner(verbosity=self.verbosity).run(suite)',
+  '        result = self.run_suite(suite)',
   '        return len(result.failures) + len(result.errors) + len(result.unexpectedSuccesses)',
 ];
 
@@ -378,6 +384,36 @@ describe.skipIf(skip)('django runner (Docker, Django-style repository)', () => {
         'test_clean_tree (probe.test_env.EnvTests)': 'pass',
       });
     }
+  });
+
+  it('passes: one runner start runs a selection several times on one database setup, a run per pass; a test changed by an earlier pass reads as flaky', async () => {
+    const testFiles = ['tests/probe/test_env.py', CALC];
+    const select = [{ file: CALC, arg: 'calc.tests.AddTests.test_add' }, { file: 'tests/probe/test_env.py', arg: null }];
+    const before = { ...runnerExecCounts };
+    const runs = await env.runPasses!({ checkout: revs.C, overlay: null, testFiles, select }, 3);
+    expect({ starts: runnerExecCounts.starts - before.starts, runs: runnerExecCounts.runs - before.runs }).toEqual({ starts: 1, runs: 3 });
+    expect(runs.map((r) => [r.kind, r.exitCode]), runs[2]?.outputTail).toEqual([['report', 0], ['report', 1], ['report', 1]]);
+    const ok = { 'test_add (calc.tests.AddTests)': 'pass', 'test_uid (probe.test_env.EnvTests)': 'pass', 'test_checkout_is_imported (probe.test_env.EnvTests)': 'pass' };
+    // No git clean between passes: pass 1's leftover.txt is still there in passes 2 and 3.
+    const clean = 'test_clean_tree (probe.test_env.EnvTests)';
+    expect(runs.map((r) => r.parsed)).toEqual([
+      { tests: { ...ok, [clean]: 'pass' }, collectionErrors: [] },
+      { tests: { ...ok, [clean]: 'fail' }, collectionErrors: [] },
+      { tests: { ...ok, [clean]: 'fail' }, collectionErrors: [] },
+    ]);
+    // The databases are set up once, before the first pass; each report has its own summary.
+    for (const r of runs) {
+      expect(r.outputTail.match(/Creating test database/g)).toHaveLength(1);
+      expect(r.outputTail.match(/^Ran \d+ tests? in /gm)).toHaveLength(1);
+    }
+    const first = await env.runState({ checkout: revs.C, overlay: null, testFiles, select });
+    const folded = aggregateRuns({ name: 'S2', checkout: revs.C, overlay: null, testFiles, overlayFiles: [] }, [first, ...runs.slice(0, 2)], djangoRunner.exitCodes);
+    expect(folded.outcome.kind).toBe('ran');
+    expect(folded.tests).toEqual({ ...ok, [clean]: 'flaky' });
+    // A runner that stops before its first pass (broken settings): one report, and the pass never started is no evidence either.
+    const cut = await env.runPasses!({ checkout: revs.D, overlay: null, testFiles: [CALC] }, 2);
+    expect(cut.map((r) => r.kind)).toEqual(['report', 'no_report']);
+    expect(cut[0]!.parsed.problem).toMatch(/crashed before running any test/);
   });
 
   it('a runner crash before any test (broken settings) has no tests and a problem', async () => {

@@ -7,6 +7,7 @@ import {
   isDjangoLog,
   parseDesc,
   parseDjangoLog,
+  splitPasses,
 } from '../../../core/env/runners/django/parse-django.ts';
 import { getRunner, runners } from '../../../core/env/runners/registry.ts';
 
@@ -215,6 +216,33 @@ describe('django log edge cases', () => {
     const parsed = parseDjangoLog(log, ['tests/a/tests.py']);
     expect(parsed.tests).toEqual({ 'test_one (a.tests.T)': 'pass' });
     expect(parsed.problem).toBe("Django's test runner stopped after 1 result(s) without its summary: Segmentation fault");
+  });
+
+  it('passes (FORESIGHT_PASSES): one report per pass, each with the shared start and its own verdict; an unfinished pass is a problem', () => {
+    const pass = (k: number, two: string, code: number): string[] => [
+      `[foresight-django] pass ${k}`,
+      'test_one (a.tests.T.test_one) ... ok',
+      `test_two (a.tests.T.test_two) ... ${two}`,
+      '',
+      '-'.repeat(70),
+      'Ran 2 tests in 0.001s',
+      '',
+      code ? 'FAILED (failures=1)' : 'OK',
+      `[foresight-django] pass-end ${k} ${code}`,
+    ];
+    const start = [header('a.tests'), '[foresight-django] collected test_one (a.tests.T.test_one)', '[foresight-django] collected test_two (a.tests.T.test_two)', "Creating test database for alias 'default'..."];
+    const log = [...start, ...pass(1, 'ok', 0), ...pass(2, 'FAIL', 1), '[foresight-django] pass 3', 'test_one (a.tests.T.test_one) ... ok', 'Segmentation fault', '[foresight-django] exit 139', ''].join('\n');
+    const parts = splitPasses(log);
+    expect(parts.map((p) => p.exitCode)).toEqual([0, 1, null]);
+    const parsed = parts.map((p) => djangoRunner.parse({ junitXml: p.report, output: '', testFiles: ['tests/a/tests.py'] }));
+    expect(parsed[0]).toEqual({ tests: { 'test_one (a.tests.T)': 'pass', 'test_two (a.tests.T)': 'pass' }, collectionErrors: [] });
+    expect(parsed[1]).toEqual({ tests: { 'test_one (a.tests.T)': 'pass', 'test_two (a.tests.T)': 'fail' }, collectionErrors: [] });
+    expect(parsed[2]!.problem).toBe("Django's test runner stopped after 1 result(s) without its summary: Segmentation fault");
+    expect(parts[1]!.report).toContain("Creating test database for alias 'default'...");
+    expect(parts[1]!.report).not.toContain('test_two (a.tests.T.test_two) ... ok');
+    // No pass line (the runner stopped before its first pass): the log is one report as it is.
+    const plain = [header('a.tests'), 'Traceback (most recent call last):', 'RuntimeError: broken', '[foresight-django] exit 1'].join('\n');
+    expect(splitPasses(plain)).toEqual([{ report: plain, exitCode: null }]);
   });
 
   it('a count that disagrees with "Ran N tests" is a problem', () => {

@@ -296,7 +296,23 @@ describe.skipIf(skip)('detected recipes that verify themselves (real Docker, off
     if (again.kind === 'ready') expect(again.rejected).toEqual([{ label: 'py3.11 .[dev]', reason: eras[0]!.tried[0]!.reason, stage: 'install', built: false }]);
     expect(lines2.join('')).not.toContain('building foresight-env');
     expect(lines1.join('')).toContain('building foresight-env');
-  }, 300_000);
+
+    // A later era (its pyproject changed) whose dev extra still names the tool no offline wheel provides:
+    // .[dev] is not built again there; one that no longer names it would be (namesPackage, choose-env-check.test.ts).
+    const sha2 = await repo.commit({
+      files: { 'pyproject.toml': `${setuptoolsProject({ dev: ['autoflake-nonexistent-xyz', 'pytest'], test: ['pytest'] })}# era 2\n` },
+      message: 'a later era',
+      date: DATE,
+    });
+    const lines3: string[] = [];
+    const later = await new EnvChoices(file).choose({ images: new EnvImages({ docker }), req: req(sha2, lines3), candidates: (await loadRecipe('acme/tinypkg', repo.dir, sha2, { dir: dataDir })).candidates });
+    expect(later).toMatchObject({ kind: 'ready', candidate: { label: 'py3.11 .[test]' }, result: { built: true } });
+    if (later.kind !== 'ready') return;
+    made.add(later.result.image);
+    expect(later.rejected).toEqual([{ label: 'py3.11 .[dev]', reason: expect.stringMatching(new RegExp(`^not built: at ${sha.slice(0, 10)} it failed on autoflake-nonexistent-xyz`)), stage: 'skipped', built: false }]);
+    expect(lines3.join('').match(/building foresight-env/g)).toHaveLength(1);
+    expect(Object.keys((await new EnvChoices(file).read()).eras)).toHaveLength(2);
+  }, 400_000);
 
   it('a build backend pin the offline wheels lack (flit_core<4) skips the isolated candidates and builds without isolation', async () => {
     const sha = await repo.commit({

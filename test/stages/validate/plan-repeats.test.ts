@@ -9,7 +9,7 @@ import type { ChainEnv, StateRequest, StateRun } from '../../../core/env/index.t
 import { djangoRunner } from '../../../core/env/runners/django/index.ts';
 import { pytestRunner } from '../../../core/env/runners/pytest/index.ts';
 import type { TestStatus } from '../../../core/env/runners/types.ts';
-import type { Outcome, StateName, StateResult } from '../../../core/model/validated.ts';
+import { STATE_NAMES, type Outcome, type StateName, type StateResult } from '../../../core/model/validated.ts';
 import { computeSets } from '../../../stages/validate/compute-sets.ts';
 import { MIN_SAMPLE, planRepeats, sampleOf } from '../../../stages/validate/plan-repeats.ts';
 import { runChainStates, selection, type RepeatStrategy } from '../../../stages/validate/run-chain.ts';
@@ -113,7 +113,7 @@ const stateOf = (r: StateRequest): StateName => {
  * A fake chain env whose k-th run of a test in a state always gives the same status, whichever
  * strategy asked for it: both strategies then see the same observations of every test they run.
  */
-function scriptedEnv(seed: string, tests: Record<StateName, string[]>, log: Array<{ state: StateName; ran: string[] }>): ChainEnv {
+function scriptedEnv(seed: string, tests: Record<StateName, string[]>, log: Array<{ state: StateName; ran: string[] }>, passes = false): ChainEnv {
   const seen = new Map<string, number>();
   const status = (s: StateName, id: string, k: number): TestStatus => {
     const h = createHash('sha256').update(`${seed}/${s}/${id}`).digest();
@@ -122,7 +122,7 @@ function scriptedEnv(seed: string, tests: Record<StateName, string[]>, log: Arra
     if (h[1]! % 6 === 0 && k > 0) return createHash('sha256').update(`${seed}/${s}/${id}/${k}`).digest()[0]! % 2 ? 'pass' : 'fail';
     return base;
   };
-  return {
+  const env: ChainEnv = {
     containerId: 'fake',
     close: async () => undefined,
     async runState(req) {
@@ -141,16 +141,19 @@ function scriptedEnv(seed: string, tests: Record<StateName, string[]>, log: Arra
       return { kind: 'report', exitCode: failed ? 1 : 0, durationMs: 1, parsed: { tests: out, collectionErrors: [] }, outputTail: '' } satisfies StateRun;
     },
   };
+  // A runner with passes (Django's): the k-th observation of a test is the same in a pass as in a run of its own.
+  if (passes) env.runPasses = async (req, n) => Promise.all(Array.from({ length: n }, () => env.runState(req)));
+  return env;
 }
 
-async function strategy(seed: string, repeat: RepeatStrategy) {
+async function strategy(seed: string, repeat: RepeatStrategy, passes = false) {
   const ids = (file: string, n: number) => Array.from({ length: n }, (_, i) => `${file}::t${i}`);
   // PR1's file is among PR2's test files too: tests run in up to five states.
   const pr1 = ids('tests/test_a.py', 12);
   const tests = { S1: pr1, S2: pr1, S3: [...pr1, ...ids('tests/test_b.py', 8)], S4: [...pr1, ...ids('tests/test_b.py', 8)], S5: [...pr1, ...ids('tests/test_b.py', 8)] };
   const chain = validatedChain({ instance_id: `x__${seed}`, ...SHAS, pr1_test_files: ['tests/test_a.py'], anticipation_test_files: ['tests/test_a.py', 'tests/test_b.py'] });
   const log: Array<{ state: StateName; ran: string[] }> = [];
-  const env = scriptedEnv(seed, tests, log);
+  const env = scriptedEnv(seed, tests, log, passes);
   const { states, cost } = await runChainStates({ chain, runs: 3, repeat, signal: new AbortController().signal, envFor: async () => ({ kind: 'ready', env, runner: pytestRunner }) });
   return { sets: computeSets(states), states, cost, log };
 }
@@ -162,6 +165,9 @@ describe('runChainStates: candidates against every state repeated, on the same o
     let flakyCaught = 0;
     let gatedExcluded = 0;
     let gatedKept = 0;
+    let flakyInPasses = 0;
+    let startsNew = 0;
+    let startsPasses = 0;
     for (let i = 0; i < 200; i++) {
       const old = await strategy(String(i), 'all');
       const now = await strategy(String(i), 'candidates');
@@ -180,6 +186,17 @@ describe('runChainStates: candidates against every state repeated, on the same o
       } else gatedExcluded++;
       expect(gated.cost.stateRuns).toBeLessThanOrEqual(now.cost.stateRuns);
       expect(now.cost.stateRuns).toBeLessThanOrEqual(old.cost.stateRuns);
+      // Repeats as passes of one runner start (rounds 2 and 3 together): the same sets, on as many runs.
+      const inPasses = await strategy(String(i), 'candidates', true);
+      const { exclusion: _c, flaky_tests: flakyPasses, ...setsPasses } = inPasses.sets;
+      expect(setsPasses, `chain ${i}`).toEqual(setsOld);
+      expect(inPasses.sets.exclusion === null, `chain ${i}`).toBe(old.sets.exclusion === null);
+      expect(flakyOld).toEqual(expect.arrayContaining(flakyPasses));
+      for (const name of STATE_NAMES) expect(inPasses.states[name].runs, `chain ${i} ${name}`).toBe(now.states[name].runs);
+      expect(inPasses.cost.runnerStarts).toBeLessThanOrEqual(now.cost.runnerStarts);
+      flakyInPasses += flakyPasses.length;
+      startsNew += now.cost.runnerStarts;
+      startsPasses += inPasses.cost.runnerStarts;
       execAll += old.log.reduce((a, r) => a + r.ran.length, 0);
       execNew += now.log.reduce((a, r) => a + r.ran.length, 0);
       // The rule is kept: a test in a set ran the same way in every run of every state.
@@ -189,6 +206,9 @@ describe('runChainStates: candidates against every state repeated, on the same o
     }
     expect(execNew).toBeLessThan(execAll);
     expect(flakyCaught).toBeGreaterThan(0);
+    expect(flakyInPasses).toBeGreaterThan(0);
+    // Each repeated state: 1 start for its first run + 1 for its passes, instead of 1 + 2.
+    expect(startsPasses).toBeLessThan(startsNew);
     expect([gatedExcluded, gatedKept].every((n) => n > 0)).toBe(true);
   });
 
@@ -237,5 +257,50 @@ describe('runChainStates: candidates against every state repeated, on the same o
     expect(calls.slice(5, 7)).toEqual([{ s: 'S1', selected: true }, { s: 'S1', selected: false }]);
     expect(Object.values(states).map((s) => s.outcome.kind)).toEqual(['ran', 'ran', 'ran', 'ran', 'ran']);
     expect(computeSets(states).FAIL_TO_PASS).toEqual(['a.py::t']);
+  });
+  it('passes: the first run of each state is its own start, the repeats one more; a test that changes between passes is in no set; a pass that is no evidence falls back to runs of their own', async () => {
+    const chain = validatedChain({ instance_id: 'x__passes', ...SHAS, pr1_test_files: ['a.py'], anticipation_test_files: ['a.py'] });
+    const calls: Array<{ s: StateName; passes: number }> = [];
+    const report = (id: string, st: TestStatus): StateRun => ({ kind: 'report', exitCode: st === 'fail' ? 1 : 0, durationMs: 1, parsed: { tests: { [id]: st }, collectionErrors: [] }, outputTail: '' });
+    // a.py::t fails at the bases, passes at the heads; a.py::leak passes except in S2's second pass
+    // (an earlier pass left data behind); S4's passes crash.
+    const outcome = (s: StateName, id: string, pass: number): TestStatus => (id === 'a.py::leak' ? (s === 'S2' && pass === 2 ? 'fail' : 'pass') : s === 'S1' || s === 'S4' ? 'fail' : 'pass');
+    const both = (s: StateName, pass: number): StateRun => {
+      const r = report('a.py::t', outcome(s, 'a.py::t', pass));
+      const tests = { ...r.parsed.tests, 'a.py::leak': outcome(s, 'a.py::leak', pass) };
+      return { ...r, exitCode: Object.values(tests).includes('fail') ? 1 : 0, parsed: { tests, collectionErrors: [] } };
+    };
+    const env: ChainEnv = {
+      containerId: 'fake',
+      close: async () => undefined,
+      async runState(req) {
+        calls.push({ s: stateOf(req), passes: 1 });
+        return both(stateOf(req), 0);
+      },
+      async runPasses(req, n) {
+        const s = stateOf(req);
+        calls.push({ s, passes: n });
+        if (s === 'S4') return Array.from({ length: n }, (): StateRun => ({ kind: 'report', exitCode: 1, durationMs: 1, parsed: { tests: {}, collectionErrors: [], problem: 'crashed' }, outputTail: 'Traceback' }));
+        return Array.from({ length: n }, (_, k) => both(s, k + 1));
+      },
+    };
+    const { states, cost } = await runChainStates({ chain, runs: 3, repeat: 'candidates', signal: new AbortController().signal, envFor: async () => ({ kind: 'ready', env, runner: djangoRunner }) });
+    expect(calls).toEqual([
+      ...STATE_NAMES.map((s) => ({ s, passes: 1 })),
+      ...(['S1', 'S2', 'S3'] as const).map((s) => ({ s, passes: 2 })),
+      { s: 'S4', passes: 2 },
+      { s: 'S4', passes: 1 },
+      { s: 'S4', passes: 1 },
+      { s: 'S5', passes: 2 },
+    ]);
+    expect(STATE_NAMES.map((s) => states[s].runs)).toEqual([3, 3, 3, 3, 3]);
+    // 5 first runs, 4 × 2 passes, the 2 dropped passes of S4 and its 2 runs of their own.
+    expect(cost).toMatchObject({ stateRuns: 17, runnerStarts: 12 });
+    expect(states.S2.tests['a.py::leak']).toBe('flaky');
+    const sets = computeSets(states);
+    expect(sets.flaky_tests).toEqual(['a.py::leak']);
+    expect(sets.PASS_TO_PASS).toEqual([]);
+    expect(sets.FAIL_TO_PASS).toEqual(['a.py::t']);
+    expect(Object.values(states).map((s) => s.outcome.kind)).toEqual(['ran', 'ran', 'ran', 'ran', 'ran']);
   });
 });

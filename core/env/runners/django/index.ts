@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import type { ParseInput, ParsedRun, Runner } from '../types.ts';
-import { djangoTestFile, isDjangoLog, parseDesc, parseDjangoLog } from './parse-django.ts';
+import { djangoTestFile, isDjangoLog, parseDesc, parseDjangoLog, splitPasses } from './parse-django.ts';
 
 /**
  * The command run_state.sh runs (before the labels), with $FORESIGHT_PYTHON for python3, the checkout
@@ -30,6 +30,8 @@ export const djangoRunner: Runner = {
     return problem === undefined ? { tests, collectionErrors } : { tests, collectionErrors, problem };
   },
   testFileOf: djangoTestFile,
+  // run_state.sh's wrapper runs the suite FORESIGHT_PASSES times between one database setup and teardown.
+  splitPasses,
   // `test_x (app.tests.C)` runs alone as the label `app.tests.C.test_x` (runtests.py takes method labels).
   selectArg(id, testFiles) {
     const d = parseDesc(id);

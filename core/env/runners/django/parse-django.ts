@@ -296,3 +296,30 @@ export function parseDjangoLog(text: string, testFiles: readonly string[]): Djan
   if (problem !== undefined) out.problem = problem;
   return out;
 }
+
+/**
+ * A log of a run with FORESIGHT_PASSES (run_state.sh): one report per pass the runner reached, each the
+ * log's part before the first pass (header, labels, collected tests, database setup) followed by that
+ * pass's section and, when the pass finished, an exit trailer with its own verdict (0 every test passed,
+ * 1 some failed). A log without pass markers (the runner stopped before its first pass, or its Django
+ * cannot run passes) is one report as it is.
+ */
+export function splitPasses(log: string): Array<{ report: string; exitCode: number | null }> {
+  const lines = log.split('\n');
+  const starts: number[] = [];
+  lines.forEach((l, i) => {
+    if (/^\[foresight-django\] pass \d+$/.test(l)) starts.push(i);
+  });
+  if (!isDjangoLog(log) || starts.length === 0) return [{ report: log, exitCode: null }];
+  const preamble = lines.slice(0, starts[0]);
+  return starts.map((at, k) => {
+    const next = starts[k + 1] ?? lines.length;
+    const section = lines.slice(at, next);
+    const end = section.findIndex((l) => l.startsWith(`${MARK} pass-end `));
+    const code = end >= 0 ? /^\S+ pass-end \d+ (\d+)$/.exec(section[end]!)?.[1] : undefined;
+    // An unfinished pass keeps its whole section and gets no trailer: the parser then reads it as cut short.
+    const body = end >= 0 ? section.slice(0, end) : section;
+    const trailer = code !== undefined ? [`${MARK} exit ${code}`] : [];
+    return { report: [...preamble, ...body, ...trailer, ''].join('\n'), exitCode: code !== undefined ? Number(code) : null };
+  });
+}

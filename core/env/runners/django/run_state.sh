@@ -24,6 +24,11 @@
 # No test module existing is a successful run of zero tests (exit 0).
 # Exit: runtests' exit code; 90 clone failed, 91 checkout failed, 92 overlay failed, 93 no tests/
 # directory or no runtests.py, 64 usage.
+# FORESIGHT_PASSES=<n> (a repeat, run_chain.ts): the suite runs n times in this one process, on test
+# databases set up once; the log has a "[foresight-django] pass <k>" line before each pass and a
+# "[foresight-django] pass-end <k> <0|1>" line after it (1: a test failed); parse-django.ts's
+# splitPasses reads one report per pass. Needs DiscoverRunner.build_suite and run_suite (Django 1.6+);
+# without them the suite runs once, with no pass lines.
 # FORESIGHT_PYTHON: the interpreter (an env image sets it to its venv); default python3.
 # FORESIGHT_SRC / FORESIGHT_TESTBED override /src and /tmp/testbed (host runs, fixture generation).
 # <checkout_sha> "." (with overlay "-") runs in place on the work tree at $FORESIGHT_TESTBED as it is
@@ -120,7 +125,11 @@ cd tests || die 93 "no tests/ directory"
 SHIM='
 import os, runpy, sys, unittest, unittest.loader as L
 
+quiet = []
+
 def note(s):
+    if quiet:
+        return
     sys.stderr.write("[foresight-django] %s\n" % s)
     sys.stderr.flush()
 
@@ -157,10 +166,12 @@ try:
     from django.test.runner import DiscoverRunner
 except Exception:
     DiscoverRunner = None  # runtests.py reports the failure itself
+built = []
 if DiscoverRunner is not None and hasattr(DiscoverRunner, "build_suite"):
     _build = DiscoverRunner.build_suite
 
     def build_suite(self, *args, **kwargs):
+        built.append((args, kwargs))
         suite = _build(self, *args, **kwargs)
         try:
             for t in cases(suite):
@@ -170,7 +181,51 @@ if DiscoverRunner is not None and hasattr(DiscoverRunner, "build_suite"):
         return suite
 
     DiscoverRunner.build_suite = build_suite
-runpy.run_path(script, run_name="__main__")
+passes = int(os.environ.get("FORESIGHT_PASSES") or "1")
+if passes > 1 and DiscoverRunner is not None and hasattr(DiscoverRunner, "build_suite") and hasattr(DiscoverRunner, "run_suite"):
+    _run_suite = DiscoverRunner.run_suite
+
+    def run_suite(self, suite, *args, **kwargs):
+        # FORESIGHT_PASSES: the suite runs that many times on the same test databases, one
+        # "pass <k>" ... "pass-end <k> <0|1>" section each. unittest empties a suite as it runs it,
+        # so each later pass loads the same labels again (the modules are already imported).
+        result = None
+        for k in range(1, passes + 1):
+            if k > 1:
+                quiet.append(1)
+                try:
+                    suite = _build(self, *built[0][0], **built[0][1])
+                finally:
+                    quiet.pop()
+            note("pass %d" % k)
+            result = _run_suite(self, suite, *args, **kwargs)
+            bad = len(result.failures) + len(result.errors) + len(getattr(result, "unexpectedSuccesses", ()))
+            note("pass-end %d %d" % (k, 1 if bad else 0))
+        return result
+
+    DiscoverRunner.run_suite = run_suite
+try:
+    runpy.run_path(script, run_name="__main__")
+    code = 0
+except SystemExit as e:
+    code = e.code
+# The interpreter shutdown (tearing down every module of Django and of its test suite) takes ~1 s
+# after the last test: do what of it matters (wait for threads, atexit handlers, flush) and leave.
+import threading
+shutdown = getattr(threading, "_shutdown", None)
+if shutdown is not None:
+    shutdown()
+import atexit
+run_exitfuncs = getattr(atexit, "_run_exitfuncs", None)
+if run_exitfuncs is None:
+    sys.exit(code)
+run_exitfuncs()
+if code is not None and not isinstance(code, int):
+    sys.stderr.write("%s\n" % (code,))
+    code = 1
+sys.stdout.flush()
+sys.stderr.flush()
+os._exit((code or 0) & 255)
 '
 
 export PYTHONPATH="$testbed${PYTHONPATH:+:$PYTHONPATH}"

@@ -4,7 +4,7 @@
  * pytest's own lines as it prints them.
  */
 import { describe, expect, it } from 'vitest';
-import { checkReport, envErrorLine } from '../../../../core/env/image/choose-env.ts';
+import { absentPackage, checkReport, envErrorLine, namesPackage } from '../../../../core/env/image/choose-env.ts';
 import { pytestRunner } from '../../../../core/env/runners/pytest/index.ts';
 import type { StateRun } from '../../../../core/env/index.ts';
 
@@ -53,5 +53,23 @@ describe('checkReport', () => {
   it('envErrorLine prefers the missing module over later generic lines', () => {
     expect(envErrorLine("E   ImportError: cannot import name 'Iterator' from 'collections'\nSomeError: later\n")).toBe("ImportError: cannot import name 'Iterator' from 'collections'");
     expect(envErrorLine('nothing telling here')).toBeNull();
+  });
+});
+
+describe('a package the offline wheels lack, learned in another era', () => {
+  it('is named only when pip found no version at all, not when a pin is unsatisfied', () => {
+    expect(absentPackage('ERROR: No matching distribution found for pympler; extra == "dev"')).toBe('pympler');
+    expect(absentPackage('ERROR: No matching distribution found for mock')).toBe('mock');
+    expect(absentPackage('ERROR: No matching distribution found for flit_core<4,>=3.2')).toBeNull();
+    expect(absentPackage('ERROR: Could not build wheels for cffi')).toBeNull();
+  });
+
+  it("still counts while the commit's metadata names it as a whole name (case, - _ . alike)", () => {
+    const pyproject = '[project.optional-dependencies]\ntests = ["Pympler", "pytest-mock", "zope.interface"]\n';
+    expect(namesPackage(pyproject, 'pympler')).toBe(true);
+    expect(namesPackage(pyproject, 'zope_interface')).toBe(true);
+    // Part of another name is not the package: the extra no longer needs it, so the candidate is built again.
+    expect(namesPackage(pyproject, 'mock')).toBe(false);
+    expect(namesPackage(pyproject, 'pytest')).toBe(false);
   });
 });

@@ -1,0 +1,34 @@
+/** What the validate benchmarks share: a repository window mined up to extract, once, offline. */
+import { loadConfig } from '../core/config.ts';
+import { createLogger, type Logger } from '../core/log.ts';
+import { makeDemoRepo } from '../pipeline/demo/make-demo-repo.ts';
+import { runPipeline } from '../pipeline/pipeline.ts';
+
+export interface BenchWindow {
+  repo: string;
+  clone: string;
+  dataRoot: string;
+  log: Logger;
+  /** The environment every pass loads its configuration from (offline, the window). */
+  env: NodeJS.ProcessEnv;
+}
+
+/**
+ * The clone given (else the generated demo in `demoDir`), mined up to extract into `dataRoot`: every
+ * pass of a benchmark then validates the same chains.
+ */
+export async function mineWindow(opts: { clone?: string; demoDir: string; repo?: string; since?: string; until?: string; dataRoot: string; env?: NodeJS.ProcessEnv }): Promise<BenchWindow> {
+  const clone = opts.clone ?? opts.demoDir;
+  if (!opts.clone) await makeDemoRepo(clone);
+  const repo = opts.repo ?? (opts.clone ? 'bench/repo' : 'demo/minilib');
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    FORESIGHT_OFFLINE: '1',
+    ...opts.env,
+    ...(opts.since ? { FORESIGHT_SINCE: opts.since } : {}),
+    ...(opts.until ? { FORESIGHT_UNTIL: opts.until } : {}),
+  };
+  const log = createLogger({ level: 'warn' });
+  for (const only of ['discover', 'szz', 'extract'] as const) await runPipeline({ dataRoot: opts.dataRoot, repo: { name: repo, clone }, log, config: loadConfig(env), only });
+  return { repo, clone, dataRoot: opts.dataRoot, log, env };
+}

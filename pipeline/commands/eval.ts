@@ -1,0 +1,58 @@
+import { existsSync, statSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { loadConfig, processEnv, type Flags } from '../../core/config.ts';
+import { assertDockerReachable, connectDocker, removeStaleContainers } from '../../core/env/index.ts';
+import { ForesightError } from '../../core/errors.ts';
+import { createLogger } from '../../core/log.ts';
+import { formatReport, gradeLimits, runEval, type Split } from '../eval/index.ts';
+import { abortOnSignals } from '../signals.ts';
+import { exitState } from './shared.ts';
+
+export interface EvalOpts extends Flags {
+  dataset: string;
+  predictions?: string;
+  gold?: boolean;
+  split: Split;
+  out?: string;
+}
+
+/** `foresight eval`: grade predictions (or the gold patches) on an emitted dataset, print the table; exit 0 when it ran. */
+export async function evaluate(opts: EvalOpts): Promise<void> {
+  if (Boolean(opts.predictions) === Boolean(opts.gold)) {
+    throw new ForesightError('eval needs exactly one of --predictions <file> and --gold', {
+      remedy: 'pass --predictions preds.jsonl (SWE-bench format) to grade an agent, or --gold to grade each row\'s own patch',
+    });
+  }
+  const config = loadConfig(processEnv(), { jobs: opts.jobs, verbose: opts.verbose, quiet: opts.quiet });
+  const log = createLogger({ level: config.log.level, quiet: config.log.quiet });
+  const dataset = resolve(opts.dataset);
+  if (!existsSync(dataset) || !statSync(dataset).isDirectory()) {
+    throw new ForesightError(`--dataset ${opts.dataset} is not a folder`, { remedy: 'pass the emitted dataset folder (data/<owner>__<name>/emit/hf)' });
+  }
+  const docker = connectDocker(config.docker.host);
+  await assertDockerReachable(docker);
+  const stale = await removeStaleContainers(docker);
+  if (stale.length) log.info(`removed ${stale.length} container(s) left by a killed run`);
+  const cfg = config.validate;
+  const owner = abortOnSignals({ onSignal: (sig) => log.warn(`${sig}: stopping; live containers are removed, graded instances are kept`) });
+  try {
+    const res = await runEval({
+      dataset,
+      split: opts.split,
+      predictions: opts.gold ? 'gold' : { path: resolve(opts.predictions!) },
+      jobs: cfg.jobs,
+      out: opts.out ?? null,
+      docker,
+      limits: gradeLimits(cfg),
+      log,
+      signal: owner.signal,
+    });
+    log.info(`graded ${res.graded}, reused ${res.reused} from the checkpoint; report: ${res.reportPath}`);
+    process.stdout.write(formatReport(res.report) + '\n');
+  } catch (err) {
+    exitState.signal = owner.exitCode();
+    throw owner.signal.aborted ? owner.signal.reason : err;
+  } finally {
+    owner.dispose();
+  }
+}

@@ -1,0 +1,70 @@
+import { InvalidArgumentError } from 'commander';
+import { existsSync, statSync } from 'node:fs';
+import { readdir, rmdir } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { loadConfig, loadSecrets, processEnv, type Config, type Flags } from '../../core/config.ts';
+import { ForesightError } from '../../core/errors.ts';
+import { enableGitProfile } from '../../core/git.ts';
+
+export const DEMO_REPO = 'demo/minilib';
+
+export interface CommonOpts extends Flags {
+  repo: string;
+  clone?: string;
+  force?: boolean;
+  from?: string;
+  only?: string;
+}
+
+/** The exit code of the signal that stopped a command (130 SIGINT, 143 SIGTERM), when one did. */
+export const exitState: { signal: number | null } = { signal: null };
+
+export function repoName(name: string): string {
+  if (!/^[\w.][\w.-]*\/[\w.][\w.-]*$/.test(name)) {
+    throw new ForesightError(`--repo ${name} is not a repository name`, { remedy: 'pass --repo owner/name, e.g. --repo django/django' });
+  }
+  return name;
+}
+
+/** The artifact root: a folder (created on demand), never a file. */
+export function dataRootOf(config: Config): string {
+  const root = resolve(config.data);
+  if (existsSync(root) && !statSync(root).isDirectory()) {
+    throw new ForesightError(`--data ${config.data} is a file, not a folder`, { remedy: 'pass --data <a folder> (FORESIGHT_DATA); it is created when missing' });
+  }
+  return root;
+}
+
+/** Remove `dir` and then its parents up to (and including) `stop` while they are empty: a failed run leaves no empty folders. */
+export async function removeEmpty(dir: string, stop: string): Promise<void> {
+  for (let d = dir; d.startsWith(stop); d = resolve(d, '..')) {
+    const entries = await readdir(d).catch(() => null);
+    if (entries === null || entries.length > 0) return;
+    await rmdir(d).catch(() => undefined);
+    if (d === stop) return;
+  }
+}
+
+export function settings(opts: Flags): { config: Config; secrets: ReturnType<typeof loadSecrets> } {
+  const config = loadConfig(processEnv(), opts);
+  const secrets = loadSecrets(processEnv());
+  if (config.debug.profileGit) enableGitProfile();
+  return { config, secrets };
+}
+
+export function wholeNumber(min: number): (v: string) => number {
+  return (v) => {
+    const n = /^\d+$/.test(v.trim()) ? Number(v) : NaN;
+    if (!Number.isSafeInteger(n) || n < min) throw new InvalidArgumentError(`expected a whole number ≥ ${min}`);
+    return n;
+  };
+}
+
+/** A whole number checked when the flags are parsed, kept as typed: core/config.ts owns the value (and its environment fallback). */
+export function wholeNumberText(min: number): (v: string) => string {
+  const check = wholeNumber(min);
+  return (v) => {
+    check(v);
+    return v;
+  };
+}

@@ -1,0 +1,141 @@
+/**
+ * validate's job kind (`validate.chain`, issue 13): with `--queue`, each chain's container work runs on a
+ * `foresight worker`. The job carries what a worker needs and nothing secret: the extracted chain, the
+ * repository and where to clone it from, the configuration that enters validate's cache key. The worker
+ * clones on first use, builds or reuses env images on its own Docker, runs the chain (attribution
+ * included: chain-work.ts) and returns the validated chain as a local run would have it.
+ */
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, rename, rm } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { promisify } from 'node:util';
+import { z } from 'zod';
+import { repoDataDir } from '../../core/artifacts.ts';
+import { ConfigSchema, type Config, type Secrets } from '../../core/config.ts';
+import { assertDockerReachable, connectDocker, ensureImage, removeStaleContainers } from '../../core/env/index.ts';
+import { errorMessage, ForesightError } from '../../core/errors.ts';
+import { fingerprint } from '../../core/fingerprint.ts';
+import { ExtractedChainSchema } from '../../core/model/extracted.ts';
+import { ValidatedChainSchema } from '../../core/model/validated.ts';
+import { defineJobKind, InfraError, type JobContext, type JobHandler } from '../../core/queue/index.ts';
+import { sourceSettings } from '../../core/sources/registry.ts';
+import { ChainWork } from './chain-work.ts';
+
+const run = promisify(execFile);
+
+/** The configuration a chain's validation reads: validate's own, and what attribution lists and re-extracts with. */
+const ChainJobConfigSchema = z.object({
+  validate: ConfigSchema.shape.validate,
+  discover: z.object({ branch: z.string(), units: z.enum(['auto', 'prs', 'commits']), tracker: z.enum(['auto', 'github', 'trac']), offline: z.boolean() }),
+  sources: ConfigSchema.shape.sources,
+});
+export type ChainJobConfig = z.infer<typeof ChainJobConfigSchema>;
+
+export const validateChainKind = defineJobKind('validate.chain', {
+  payload: z.object({
+    repo: z.string(),
+    /** Where a worker clones the repository from: the coordinator's clone path, else its URL (no credentials). */
+    source: z.object({ path: z.string(), url: z.string().nullable() }),
+    chain: ExtractedChainSchema,
+    config: ChainJobConfigSchema,
+  }),
+  result: z.object({
+    chain: ValidatedChainSchema,
+    stateRuns: z.number().int().nonnegative(),
+    backendFallbacks: z.number().int().nonnegative(),
+    imagesBuilt: z.array(z.string()),
+  }),
+});
+export type ChainJob = z.infer<typeof validateChainKind.payload>;
+export type ChainJobResult = z.infer<typeof validateChainKind.result>;
+
+/** The part of the configuration a chain's job carries. */
+export function chainJobConfig(config: Config): ChainJobConfig {
+  const { branch, units, tracker, offline } = config.discover;
+  return { validate: config.validate, discover: { branch, units, tracker, offline }, sources: config.sources };
+}
+
+/** What the coordinator's `foresight run` cloned from: a worker without that path clones from the URL. */
+export function cloneSource(config: Config, repo: { name: string; clone: string }): ChainJob['source'] {
+  return { path: repo.clone, url: config.discover.offline ? null : `${config.clone.gitUrl.replace(/\/+$/, '')}/${repo.name}.git` };
+}
+
+/** The worker's own clone (full history, no checkout), made on first use and fetched when a chain's commits are missing. */
+async function workerClone(dataDir: string, job: ChainJob, log: JobContext['log']): Promise<string> {
+  const path = join(repoDataDir(dataDir, job.repo), 'clone');
+  const from = existsSync(job.source.path) ? job.source.path : job.source.url;
+  if (!from) throw new InfraError(`${job.repo}: no clone at ${job.source.path} on this host, and an offline run names no URL`, { remedy: `copy the clone to ${job.source.path} on every worker host, or run the coordinator without --offline` });
+  try {
+    if (!existsSync(path)) {
+      log.info(`cloning ${from} into ${path}`);
+      await mkdir(dirname(path), { recursive: true });
+      // Cloned aside and renamed: a worker killed halfway leaves no half clone.
+      const partial = `${path}.incomplete`;
+      await rm(partial, { recursive: true, force: true });
+      await run('git', ['clone', '--no-checkout', '--quiet', from, partial]);
+      await rename(partial, path);
+    }
+    return path;
+  } catch (err) {
+    throw new InfraError(`${job.repo}: could not clone ${from}: ${errorMessage(err).split('\n')[0]}`, { remedy: 'check that the worker can read the coordinator\'s clone path or URL', cause: err });
+  }
+}
+
+async function hasCommits(clone: string, commits: readonly string[]): Promise<boolean> {
+  try {
+    for (const c of commits) await run('git', ['-C', clone, 'cat-file', '-e', `${c}^{commit}`]);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The worker's side: `foresight worker` registers it with its own configuration (Docker, images) and credentials. */
+export function validateChainHandler(local: { config: Config; secrets: Secrets }): JobHandler<ChainJob, ChainJobResult> {
+  return {
+    kind: validateChainKind,
+    async run(job, ctx) {
+      // One ChainWork per repository and configuration in this process: its images and warm containers serve the next chains.
+      const work = await ctx.shared(
+        `validate.chain:${job.repo}:${fingerprint(job.config)}`,
+        async () => {
+          const clone = await workerClone(ctx.dataDir, job, ctx.log);
+          const docker = connectDocker(local.config.docker.host);
+          await infra(() => assertDockerReachable(docker));
+          const stale = await removeStaleContainers(docker);
+          if (stale.length) ctx.log.info(`removed ${stale.length} container(s) left by a killed run`);
+          const images = local.config.images;
+          if (job.config.validate.image) await infra(() => ensureImage(job.config.validate.image!, { docker, log: ctx.log, baseAlias: images.baseAlias, lockDir: images.lockDir }));
+          const settings = sourceSettings({ ...local.config, sources: job.config.sources }, local.secrets);
+          return ChainWork.open({
+            repo: { name: job.repo, clone }, repoDir: repoDataDir(ctx.dataDir, job.repo), validate: job.config.validate, discover: job.config.discover,
+            sourceSettings: settings, images, docker, log: ctx.log, poolSize: local.config.queue.concurrency,
+          });
+        },
+        (w) => w.close(),
+      );
+      const { chain } = job;
+      const commits = [chain.pr1_base, chain.pr1_head, chain.pr2_base, chain.pr2_head];
+      const clone = join(repoDataDir(ctx.dataDir, job.repo), 'clone');
+      if (!(await hasCommits(clone, commits))) {
+        const from = existsSync(job.source.path) ? job.source.path : job.source.url;
+        ctx.log.info(`${chain.instance_id}: fetching new commits from ${from}`);
+        await run('git', ['-C', clone, 'fetch', '--quiet', '--update-head-ok', from ?? 'origin', '+refs/heads/*:refs/heads/*']).catch((err: unknown) => {
+          throw new InfraError(`${job.repo}: could not fetch ${from ?? 'origin'}: ${errorMessage(err).split('\n')[0]}`, { remedy: "check that the worker can read the coordinator's clone path or URL", cause: err });
+        });
+      }
+      return infra(() => work.run(chain, ctx.signal, { log: ctx.log }));
+    },
+  };
+}
+
+/** The environment's failures (the Docker daemon, a clone) are retried elsewhere; anything else stays what it is. */
+async function infra<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (err instanceof ForesightError && err.external && !(err instanceof InfraError)) throw new InfraError(err.message, { remedy: err.remedy, cause: err });
+    throw err;
+  }
+}

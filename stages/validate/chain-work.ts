@@ -1,0 +1,172 @@
+/**
+ * One chain's whole container work, as a local run and a `foresight worker` both do it: its eras'
+ * environments, its five states on its backends, then the execution-confirmed attribution (bisection), and
+ * when that names another PR1, the chain re-extracted and validated again. What a process keeps across its
+ * chains (the env images of this run, a pool of warm containers, the history) lives in one ChainWork.
+ */
+import type Docker from 'dockerode';
+import type { Config } from '../../core/config.ts';
+import { ChainEnvPool, containerLimits, DEFAULT_BACKEND, EnvImages, eraEnvironment, type EnvironmentOptions } from '../../core/env/index.ts';
+import { contextCollector, type ContextCollector } from '../../core/extract/context.ts';
+import { extractChain, repoShortName } from '../../core/extract/chain.ts';
+import { absoluteGitDir } from '../../core/git.ts';
+import { listChanges, type ListedChanges } from '../../core/history/changes.ts';
+import type { Logger } from '../../core/log.ts';
+import type { PullRequest } from '../../core/model/change.ts';
+import type { ExtractedChain } from '../../core/model/extracted.ts';
+import type { ValidatedChain } from '../../core/model/validated.ts';
+import type { SourceSettings } from '../../core/sources/types.ts';
+import { attributeChain, canAttribute, type AttributeDeps } from './attribute.ts';
+import type { ContainerDeps } from './chain-containers.ts';
+import { validateChain, type ChainEras } from './validate-chain.ts';
+
+const EMPTY_SETS = {
+  states: [],
+  FAIL_TO_PASS: [],
+  PASS_TO_PASS: [],
+  p2p_excluded_gold_fail: [],
+  PR2_FAIL_TO_PASS: [],
+  PR2_PASS_TO_PASS: [],
+  ANTICIPATION_FAIL_TO_PASS: [],
+  flaky_tests: [],
+  anticipation_not_gradeable: [],
+  gradeable: false,
+};
+
+/** A chain excluded before validation: no states, no sets. */
+export function excludedChain(chain: ExtractedChain, runner: string): ValidatedChain {
+  return { ...chain, ...EMPTY_SETS, runner, install_cmd: '', env_image_pr1: null, env_image_pr2: null, db_backend: DEFAULT_BACKEND, test_env: {}, attribution: null, cost: null };
+}
+
+/** What one chain's work gives back: the validated chain and the counts the stage's stats add up. */
+export interface ChainOutcome {
+  chain: ValidatedChain;
+  stateRuns: number;
+  backendFallbacks: number;
+  /** Env images this chain's lookups built (not reused). */
+  imagesBuilt: string[];
+}
+
+export interface ChainWorkOptions {
+  repo: { name: string; clone: string };
+  /** The repository's data folder (caches, container logs). */
+  repoDir: string;
+  validate: Config['validate'];
+  /** How attribution lists the history (as discover does). */
+  discover: Pick<Config['discover'], 'branch' | 'units' | 'tracker' | 'offline'>;
+  /** The sources a re-extraction reads (credentials from this process's own environment). */
+  sourceSettings: SourceSettings;
+  images: Pick<Config['images'], 'baseAlias' | 'lockDir'>;
+  docker: Docker;
+  log: Logger;
+  /** Warm containers kept across chains: the chains run at once here. */
+  poolSize: number;
+}
+
+export class ChainWork {
+  /** Images this process's chains ran in, and those it built. */
+  readonly usedImages = new Set<string>();
+  readonly builtImages = new Set<string>();
+  private readonly pool: ChainEnvPool;
+  private readonly envImages: EnvImages;
+  private history: Promise<ListedChanges> | null = null;
+  private discussion: ContextCollector | null = null;
+
+  private constructor(
+    private readonly opts: ChainWorkOptions,
+    private readonly gitDir: string,
+  ) {
+    this.pool = new ChainEnvPool(opts.docker, opts.poolSize);
+    // Builds shared by the chains of one era, failures remembered until this work ends.
+    this.envImages = new EnvImages({ docker: opts.docker, baseAlias: opts.images.baseAlias, lockDir: opts.images.lockDir, log: opts.log });
+  }
+
+  static async open(opts: ChainWorkOptions): Promise<ChainWork> {
+    return new ChainWork(opts, await absoluteGitDir(opts.repo.clone));
+  }
+
+  private envOpts(signal: AbortSignal, log: Logger): EnvironmentOptions {
+    const { opts } = this;
+    const cfg = opts.validate;
+    return { repo: opts.repo.name, clone: opts.repo.clone, gitDir: this.gitDir, repoDir: opts.repoDir, log, images: this.envImages, image: cfg.image, runner: cfg.runner, signal, recipes: cfg.recipes, limits: containerLimits(cfg) };
+  }
+
+  private containers(signal: AbortSignal, log: Logger): ContainerDeps {
+    const { opts } = this;
+    return { docker: opts.docker, pool: this.pool, gitDir: this.gitDir, baseAlias: opts.images.baseAlias, lockDir: opts.images.lockDir, repoDir: opts.repoDir, log, signal, limits: containerLimits(opts.validate) };
+  }
+
+  /** The environment of a commit's era (a detected recipe is checked on the PR's own test files at that PR's head). */
+  async eraOf(commit: string, testFiles: readonly string[], signal: AbortSignal, built?: string[], log = this.opts.log) {
+    const era = await eraEnvironment(this.envOpts(signal, log), commit, testFiles);
+    if (era.kind === 'ready' && era.built) {
+      this.builtImages.add(era.image);
+      built?.push(era.image);
+    }
+    return era;
+  }
+
+  /**
+   * Validate one chain that is not excluded (and attribute it, unless attribution is off); `onEras` once
+   * its environments are known; `log`: the job's own (a worker's chains share this ChainWork).
+   */
+  async run(chain: ExtractedChain, signal: AbortSignal, opts: { onEras?: () => void; log?: Logger } = {}): Promise<ChainOutcome> {
+    const cfg = this.opts.validate;
+    const log = opts.log ?? this.opts.log;
+    const containers = this.containers(signal, log);
+    const imagesBuilt: string[] = [];
+    let stateRuns = 0;
+    let backendFallbacks = 0;
+    const used = async (commit: string, testFiles: readonly string[]) => {
+      const era = await this.eraOf(commit, testFiles, signal, imagesBuilt, log);
+      if (era.kind === 'ready') this.usedImages.add(era.image);
+      return era;
+    };
+    // Each era's environment comes from its PR's head: its recipe and dependency files.
+    const chainEras = async (c: ExtractedChain): Promise<ChainEras> => {
+      const pr1 = await used(c.pr1_head, c.pr1_test_files);
+      const pr2 = c.pr2_head === c.pr1_head ? pr1 : await used(c.pr2_head, c.anticipation_test_files);
+      return { pr1, pr2 };
+    };
+    const validateOne = async (c: ExtractedChain, eras: ChainEras): Promise<ValidatedChain> => {
+      const r = await validateChain(c, eras, { cfg, containers });
+      stateRuns += r.stateRuns;
+      if (r.fellBack) backendFallbacks++;
+      return r.chain;
+    };
+    const done = (v: ValidatedChain): ChainOutcome => ({ chain: v, stateRuns, backendFallbacks, imagesBuilt });
+    const eras = await chainEras(chain);
+    opts.onEras?.();
+    const validated = await validateOne(chain, eras);
+    if (cfg.attribution === 'off' || !canAttribute(validated)) return done(validated);
+    // Attribution reads the history as szz did.
+    const deps: AttributeDeps = { history: () => (this.history ??= listChanges(this.opts.repo.clone, this.opts.discover)), eraOf: used, containers };
+    const att = await attributeChain(validated, deps);
+    if (att.kind === 'kept') return done({ ...validated, attribution: att.record });
+    if (att.kind === 'unattributed') {
+      return done({ ...validated, attribution: att.record, gradeable: false, excluded: { reason: 'unattributed', detail: att.detail, stage: 'validate' } });
+    }
+    // Execution names another PR1: the chain is extracted (as extract does) and its states validated again for it.
+    log.info(`${chain.instance_id}: the tests stop passing in ${att.pr1.id}, not ${chain.pr1.id} (${att.record.disagreements.map((d) => d.source).join(', ') || 'blame'}): PR1 moved`);
+    const moved = await this.reextract(chain, att.pr1);
+    if (moved.excluded) return done({ ...excludedChain(moved, cfg.runner), attribution: att.record, cost: validated.cost });
+    const again = await validateOne(moved, await chainEras(moved));
+    // The cost covers both validations (the bisection's own is in the record).
+    const cost = again.cost && validated.cost && { containerStarts: validated.cost.containerStarts + again.cost.containerStarts, execMs: validated.cost.execMs + again.cost.execMs, wallMs: validated.cost.wallMs + again.cost.wallMs };
+    return done({ ...again, attribution: att.record, cost });
+  }
+
+  private async reextract(chain: ExtractedChain, pr1: PullRequest): Promise<ExtractedChain> {
+    const { opts } = this;
+    this.discussion ??= contextCollector({
+      repo: opts.repo.name, clone: opts.repo.clone, repoDir: opts.repoDir, tracker: chain.tracker,
+      offline: opts.discover.offline, log: opts.log, settings: opts.sourceSettings,
+    });
+    return (await extractChain({ ...chain, pr1, excluded: null }, { clone: opts.repo.clone, repoName: repoShortName(opts.repo.name), discussion: this.discussion })).chain;
+  }
+
+  /** Stop the warm containers. */
+  async close(): Promise<void> {
+    await this.pool.close();
+  }
+}
