@@ -132,6 +132,8 @@ function makeRepo(dir: string): { A: string; B: string; C: string; D: string } {
   write(dir, 'django/__init__.py', ['VERSION = (5, 1, 0, "final", 0)']);
   write(dir, 'django/test/__init__.py', ['from unittest import TestCase as SimpleTestCase  # noqa: F401']);
   write(dir, 'django/test/runner.py', RUNNER_PY);
+  // Django's app registry, reduced to the models dicts a model class registers itself in.
+  write(dir, 'django/apps/__init__.py', ['import collections', '', '', 'class Apps:', '    def __init__(self):', '        self.all_models = collections.defaultdict(dict)', '', '    def clear_cache(self):', '        pass', '', '', 'apps = Apps()']);
   write(dir, 'django/utils/__init__.py', []);
   write(dir, 'django/utils/calc.py', ['def add(a, b):', '    return a - b']);
   write(dir, 'tests/runtests.py', RUNTESTS_PY);
@@ -210,6 +212,17 @@ function makeRepo(dir: string): { A: string; B: string; C: string; D: string } {
     '        # git clean -fdx between runs: a file left by a previous run is gone',
     '        self.assertFalse(os.path.exists("leftover.txt"))',
     '        open("leftover.txt", "w").close()',
+  ]);
+  write(dir, 'tests/probe/test_models.py', [
+    'from django.apps import apps',
+    'from django.test import SimpleTestCase',
+    '',
+    '',
+    'class ModelTests(SimpleTestCase):',
+    '    def test_declares_model(self):',
+    '        # Like a model class declared in a test body: registered process-wide; Django refuses a second one.',
+    '        self.assertNotIn("inline", apps.all_models["probe"])',
+    '        apps.all_models["probe"]["inline"] = object',
   ]);
   write(dir, 'tests/probe/test_broken.py', ['import module_that_does_not_exist  # noqa: F401']);
   write(dir, 'tests/probe/test_attr.py', [
@@ -387,13 +400,14 @@ describe.skipIf(skip)('django runner (Docker, Django-style repository)', () => {
   });
 
   it('passes: one runner start runs a selection several times on one database setup, a run per pass; a test changed by an earlier pass reads as flaky', async () => {
-    const testFiles = ['tests/probe/test_env.py', CALC];
-    const select = [{ file: CALC, arg: 'calc.tests.AddTests.test_add' }, { file: 'tests/probe/test_env.py', arg: null }];
+    const testFiles = ['tests/probe/test_env.py', 'tests/probe/test_models.py', CALC];
+    const select = [{ file: CALC, arg: 'calc.tests.AddTests.test_add' }, { file: 'tests/probe/test_env.py', arg: null }, { file: 'tests/probe/test_models.py', arg: null }];
     const before = { ...runnerExecCounts };
     const runs = await env.runPasses!({ checkout: revs.C, overlay: null, testFiles, select }, 3);
     expect({ starts: runnerExecCounts.starts - before.starts, runs: runnerExecCounts.runs - before.runs }).toEqual({ starts: 1, runs: 3 });
     expect(runs.map((r) => [r.kind, r.exitCode]), runs[2]?.outputTail).toEqual([['report', 0], ['report', 1], ['report', 1]]);
-    const ok = { 'test_add (calc.tests.AddTests)': 'pass', 'test_uid (probe.test_env.EnvTests)': 'pass', 'test_checkout_is_imported (probe.test_env.EnvTests)': 'pass' };
+    // Each pass starts from the app registry the suite found: a model a test registered is gone again.
+    const ok = { 'test_add (calc.tests.AddTests)': 'pass', 'test_uid (probe.test_env.EnvTests)': 'pass', 'test_checkout_is_imported (probe.test_env.EnvTests)': 'pass', 'test_declares_model (probe.test_models.ModelTests)': 'pass' };
     // No git clean between passes: pass 1's leftover.txt is still there in passes 2 and 3.
     const clean = 'test_clean_tree (probe.test_env.EnvTests)';
     expect(runs.map((r) => r.parsed)).toEqual([

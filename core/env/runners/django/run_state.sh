@@ -185,13 +185,35 @@ passes = int(os.environ.get("FORESIGHT_PASSES") or "1")
 if passes > 1 and DiscoverRunner is not None and hasattr(DiscoverRunner, "build_suite") and hasattr(DiscoverRunner, "run_suite"):
     _run_suite = DiscoverRunner.run_suite
 
+    # A test that declares a model in its body registers it in the process-wide app registry; the
+    # next pass would register it again (a RuntimeWarning, an error under runtests.py) and read as
+    # flaky. Each pass starts from the registry as the suite found it (Django 1.7+ has one).
+    def models_of_apps():
+        try:
+            from django.apps import apps
+            return apps, dict((label, dict(ms)) for label, ms in apps.all_models.items())
+        except Exception:
+            return None
+
+    def restore_models(registry):
+        if registry is None:
+            return
+        apps, saved = registry
+        for label in list(apps.all_models):
+            ms = apps.all_models[label]  # the models dict of its app config: changed in place
+            ms.clear()
+            ms.update(saved.get(label, {}))
+        apps.clear_cache()
+
     def run_suite(self, suite, *args, **kwargs):
         # FORESIGHT_PASSES: the suite runs that many times on the same test databases, one
         # "pass <k>" ... "pass-end <k> <0|1>" section each. unittest empties a suite as it runs it,
         # so each later pass loads the same labels again (the modules are already imported).
         result = None
+        registry = models_of_apps()
         for k in range(1, passes + 1):
             if k > 1:
+                restore_models(registry)
                 quiet.append(1)
                 try:
                     suite = _build(self, *built[0][0], **built[0][1])
