@@ -82,12 +82,16 @@ need_commit() {
 # Compiled modules are kept outside the work tree, so `git clean` does not throw them away at every
 # state (a cold Django start compiles ~1,000 modules). Python trusts a .pyc whose source has the same
 # mtime (seconds) and size: a file is never rewritten in the second its previous version was written
-# in, because each checkout starts in a later second than the previous one ended.
+# in, because each checkout starts in a later second than the previous one ended. Seconds as the file
+# system stamps them (the stamp file's own mtime), not date's: file times come from a coarse clock that
+# can trail the wall clock by a tick, so a file written just after date's second changed could still
+# get the previous second.
 export PYTHONPYCACHEPREFIX="${PYTHONPYCACHEPREFIX:-$testbed.pycache}"
 stamp="$testbed.stamp"
 if [ -f "$stamp" ]; then
-  last=$(cat "$stamp" 2>/dev/null || echo 0)
-  while [ "$(date +%s)" -le "${last:-0}" ]; do sleep 0.1; done
+  last=$(stat -c %Y "$stamp" 2>/dev/null || echo 0)
+  touch "$stamp" || die 91 "cannot touch $stamp"
+  while [ "$(stat -c %Y "$stamp")" -le "${last:-0}" ]; do sleep 0.05; touch "$stamp"; done
 fi
 
 need_commit "$checkout" || die 91 "commit $checkout is not in $src"
@@ -112,4 +116,5 @@ if [ "$overlay" != "-" ]; then
   fi
 fi
 scm_version_file
-date +%s >"$stamp" || die 91 "cannot write $stamp"
+# Touched after the last file was written: its mtime is the latest second any of them can have.
+touch "$stamp" || die 91 "cannot touch $stamp"
