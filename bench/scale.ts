@@ -46,12 +46,8 @@ if (fleet.some((n) => !Number.isInteger(n) || n < 1)) {
 const work = values.data ? resolve(values.data) : await mkdtemp(join(tmpdir(), 'foresight-bench-scale-'));
 await mkdir(work, { recursive: true });
 const { repo, clone, dataRoot, log, env } = await mineWindow({
-  clone: values.clone ? resolve(values.clone) : undefined,
-  demoDir: join(work, 'demo'),
-  repo: values.repo,
-  since: values.since,
-  until: values.until,
-  dataRoot: join(work, 'data'),
+  work,
+  clone: values.clone, repo: values.repo, since: values.since, until: values.until,
   // Other runs on this host keep their images.
   env: { FORESIGHT_ENV_KEEP: process.env.FORESIGHT_ENV_KEEP ?? '500' },
 });

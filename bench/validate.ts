@@ -46,12 +46,8 @@ if (unknown.length || wanted.length === 0) {
 const work = values.data ? resolve(values.data) : await mkdtemp(join(tmpdir(), 'foresight-bench-validate-'));
 if (values.data) await mkdir(work, { recursive: true });
 const { repo, clone, dataRoot, log, env } = await mineWindow({
-  clone: values.clone ? resolve(values.clone) : undefined,
-  demoDir: join(work, 'demo'),
-  repo: values.repo,
-  since: values.since,
-  until: values.until,
-  dataRoot: join(work, 'data'),
+  work,
+  clone: values.clone, repo: values.repo, since: values.since, until: values.until,
   env: values.jobs ? { FORESIGHT_JOBS: values.jobs } : {},
 });
 const base = { dataRoot, repo: { name: repo, clone }, log };

@@ -1,4 +1,5 @@
 /** What the validate benchmarks share: a repository window mined up to extract, once, offline. */
+import { join, resolve } from 'node:path';
 import { loadConfig } from '../core/config.ts';
 import { createLogger, type Logger } from '../core/log.ts';
 import { makeDemoRepo } from '../pipeline/demo/make-demo-repo.ts';
@@ -14,12 +15,13 @@ export interface BenchWindow {
 }
 
 /**
- * The clone given (else the generated demo in `demoDir`), mined up to extract into `dataRoot`: every
+ * The clone given (else the generated demo in `work`/demo), mined up to extract into `work`/data: every
  * pass of a benchmark then validates the same chains.
  */
-export async function mineWindow(opts: { clone?: string; demoDir: string; repo?: string; since?: string; until?: string; dataRoot: string; env?: NodeJS.ProcessEnv }): Promise<BenchWindow> {
-  const clone = opts.clone ?? opts.demoDir;
+export async function mineWindow(opts: { work: string; clone?: string; repo?: string; since?: string; until?: string; env?: NodeJS.ProcessEnv }): Promise<BenchWindow> {
+  const clone = opts.clone ? resolve(opts.clone) : join(opts.work, 'demo');
   if (!opts.clone) await makeDemoRepo(clone);
+  const dataRoot = join(opts.work, 'data');
   const repo = opts.repo ?? (opts.clone ? 'bench/repo' : 'demo/minilib');
   const env: NodeJS.ProcessEnv = {
     ...process.env,
@@ -29,6 +31,6 @@ export async function mineWindow(opts: { clone?: string; demoDir: string; repo?:
     ...(opts.until ? { FORESIGHT_UNTIL: opts.until } : {}),
   };
   const log = createLogger({ level: 'warn' });
-  for (const only of ['discover', 'szz', 'extract'] as const) await runPipeline({ dataRoot: opts.dataRoot, repo: { name: repo, clone }, log, config: loadConfig(env), only });
-  return { repo, clone, dataRoot: opts.dataRoot, log, env };
+  for (const only of ['discover', 'szz', 'extract'] as const) await runPipeline({ dataRoot, repo: { name: repo, clone }, log, config: loadConfig(env), only });
+  return { repo, clone, dataRoot, log, env };
 }
