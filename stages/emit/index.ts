@@ -128,7 +128,7 @@ export const emitStage: StageDef<JudgedChain, Record<string, unknown>> = {
       const bundle = await gradingBundle(ctx.repo.clone, c);
       let problem: EvalEntry['problem'] = gone
         ? { reason: 'eval_image_failed', detail: gone }
-        : res?.kind === 'failed' ? { reason: 'eval_image_failed', detail: `${res.detail.trim().split('\n').pop() ?? ''} (log: ${res.log})` } : null;
+        : res?.kind === 'failed' ? { reason: 'eval_image_failed', detail: res.reason === 'clone_incomplete' ? res.detail : `${res.detail.trim().split('\n').pop() ?? ''} (log: ${res.log})` } : null;
       // The gold self-check: PR1's own patch in the eval image must pass every F2P and P2P test and no anticipation test.
       if (res?.kind === 'ready' && !c.excluded) {
         const gold = await gradeInstance({

@@ -26,7 +26,7 @@ import path from 'node:path';
 import type Docker from 'dockerode';
 import { ForesightError } from '../../errors.ts';
 import { fingerprint } from '../../fingerprint.ts';
-import { absoluteGitDir } from '../../git.ts';
+import { absoluteGitDir, git } from '../../git.ts';
 import { resolveRunnerDir } from '../container/chain-env.ts';
 import { forceRemove, ownerLabels, removeOnAbort } from '../container/cleanup.ts';
 import { makeTar, type TarFile } from '../container/tar.ts';
@@ -97,6 +97,8 @@ export type EvalImageResult =
       key: string;
       /** True only for the call that built it. */
       built: boolean;
+      /** The store it holds: `depth1` also when `full` was asked for but the clone lacks old objects. */
+      history: EvalHistory;
       /** Size of the image minus the env image's (docker inspect Size): the thin layer. */
       addedBytes: number;
       durationMs: number;
@@ -105,7 +107,8 @@ export type EvalImageResult =
     }
   | {
       kind: 'failed';
-      reason: 'build_failed';
+      /** `clone_incomplete`: the clone lacks objects of the base commit's own tree (nothing was built). */
+      reason: 'build_failed' | 'clone_incomplete';
       image: string;
       key: string;
       /** The last lines of the failing step's output. */
@@ -239,7 +242,7 @@ export function evalImageTag(key: string): string {
  */
 export async function ensureEvalImage(opts: EvalImageOptions): Promise<EvalImageResult> {
   const t0 = Date.now();
-  const history = checkOptions(opts);
+  const requested = checkOptions(opts);
   const { docker } = opts;
   await assertDockerReachable(docker);
   const env = await inspectImage(docker, opts.envImage);
@@ -250,7 +253,17 @@ export async function ensureEvalImage(opts: EvalImageOptions): Promise<EvalImage
   const { tar, files } = await runnerTar(runnerDir);
   const tarDigest = createHash('sha256').update(tar).digest('hex');
   const testEnv = Object.entries(opts.testEnv ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  const key = fingerprint(EVAL_RECIPE_VERSION, env.Id, opts.baseCommit, history, tarDigest, BUILD_SCRIPT, ...(testEnv.length ? [testEnv] : [])).slice(0, 24);
+  const keyOf = (h: EvalHistory): string => fingerprint(EVAL_RECIPE_VERSION, env.Id, opts.baseCommit, h, tarDigest, BUILD_SCRIPT, ...(testEnv.length ? [testEnv] : [])).slice(0, 24);
+  let history = requested;
+  if (history === 'full' && !(await inspectImage(docker, evalImageTag(keyOf('full'))))) {
+    // A clone made from a partial clone can lack old blobs: the in-container fetch would fail on them.
+    const missing = await missingObjects(opts.clone, opts.baseCommit, 'history');
+    if (missing.length) {
+      logLine(opts.log, `the clone lacks ${missing.length} object(s) of the history up to ${opts.baseCommit.slice(0, 12)} (e.g. ${missing[0]}): its eval image holds the base commit alone (depth1)`);
+      history = 'depth1';
+    }
+  }
+  const key = keyOf(history);
   const image = evalImageTag(key);
   const logPath = path.join(opts.logDir ?? path.join(tmpdir(), 'foresight-env-logs'), `${EVAL_REPOSITORY}-${key}.log`);
 
@@ -258,7 +271,7 @@ export async function ensureEvalImage(opts: EvalImageOptions): Promise<EvalImage
     const info = await inspectImage(docker, image);
     if (!info) throw new ForesightError(`${image} vanished right after it was made`, { remedy: 'check `docker images` and the daemon log', external: true });
     const log = (await stat(logPath).catch(() => null)) ? logPath : null;
-    return { kind: 'ready', image, key, built, addedBytes: info.Size - env.Size, durationMs: Date.now() - t0, log };
+    return { kind: 'ready', image, key, built, history, addedBytes: info.Size - env.Size, durationMs: Date.now() - t0, log };
   };
   const reused = async (): Promise<EvalImageResult> => {
     await touchImage(image, docker);
@@ -266,6 +279,14 @@ export async function ensureEvalImage(opts: EvalImageOptions): Promise<EvalImage
   };
 
   if (await inspectImage(docker, image)) return reused();
+  if (history === 'depth1') {
+    const missing = await missingObjects(opts.clone, opts.baseCommit, 'tree');
+    if (missing.length) {
+      const detail = `the clone lacks ${missing.length} object(s) of ${opts.baseCommit}'s own tree (e.g. ${missing[0]}): fetch them into the clone (git fetch --refetch from a complete copy)`;
+      logLine(opts.log, `${image}: ${detail}`);
+      return { kind: 'failed', reason: 'clone_incomplete', image, key, detail, log: logPath, durationMs: Date.now() - t0 };
+    }
+  }
   const timeoutSec = opts.timeoutSec ?? DEFAULT_EVAL_BUILD_TIMEOUT_SEC;
   return withLock(opts.lockDir, `eval-${key}`, (timeoutSec + 120) * 1000, async () => {
     // Another process may have built it while we waited for the lock.
@@ -273,6 +294,17 @@ export async function ensureEvalImage(opts: EvalImageOptions): Promise<EvalImage
     const res = await buildEvalImage({ ...opts, history, envId: env.Id, key, image, logPath, tar, files, t0, timeoutSec });
     return res ?? ready(true);
   });
+}
+
+/**
+ * Objects the clone lacks (`git rev-list --missing=print`, which never fetches them): of the whole history
+ * up to `commit`, or of its own tree. A complete clone answers in a second or two even for Django.
+ */
+async function missingObjects(clone: string, commit: string, scope: 'history' | 'tree'): Promise<string[]> {
+  const args = ['rev-list', '--objects', '--missing=print', ...(scope === 'tree' ? ['--no-walk'] : []), '--end-of-options', commit];
+  // A commit the clone does not have: the build reports that itself, with its log.
+  const out = await git(clone, args).catch(() => '');
+  return out.split('\n').filter((l) => l.startsWith('?')).map((l) => l.slice(1));
 }
 
 interface BuildInput extends EvalImageOptions {

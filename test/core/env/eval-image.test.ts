@@ -4,10 +4,12 @@
  * is built offline from the machine's local wheels (~15 s); everything made here is removed at the end.
  * Skipped only when the daemon is unreachable AND CI is unset; in CI a missing daemon fails loudly.
  */
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import Docker from 'dockerode';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ForesightError } from '../../../core/errors.ts';
@@ -17,6 +19,7 @@ import {
   ensureBaseImage,
   ensureEvalImage,
   envImageFor,
+  EVAL_HISTORY_LABEL,
   EVAL_KEY_LABEL,
   isDockerReachable,
   type EvalImageResult,
@@ -105,6 +108,8 @@ function ready(r: EvalImageResult): Extract<EvalImageResult, { kind: 'ready' }> 
   if (r.kind !== 'ready') throw new Error(`eval image build failed:\n${r.detail}\n(log ${r.log})`);
   return r;
 }
+
+const execFileAsync = promisify(execFile);
 
 describe.skipIf(skip)('eval images (real Docker, offline)', () => {
   let repo: GitRepo;
@@ -316,6 +321,29 @@ describe.skipIf(skip)('eval images (real Docker, offline)', () => {
       await c0.close();
     }
   }, 300_000);
+
+  it('a clone lacking old objects (made from a partial clone) gets the depth-1 image; one lacking the base tree fails up front', async () => {
+    const partial = await mkdtemp(path.join(tmpdir(), 'foresight-partial-'));
+    try {
+      await repo.git(['config', 'uploadpack.allowFilter', 'true']);
+      const g = (...args: string[]) => execFileAsync('git', ['-C', partial, ...args]);
+      await execFileAsync('git', ['clone', '-q', '--no-checkout', '--filter=blob:none', `file://${repo.dir}`, partial]);
+      await g('-c', 'advice.detachedHead=false', 'checkout', '-q', PR1); // fetches PR1's blobs only: C0's are never fetched
+      await g('remote', 'remove', 'origin');
+      const lines: string[] = [];
+      const r = ready(await ensureEvalImage({ docker, clone: partial, envImage, baseCommit: PR1, runner: pytestRunner, logDir, log: (l) => lines.push(l) }));
+      evalImages.add(r.image);
+      expect(r).toMatchObject({ history: 'depth1', built: true });
+      expect(lines.join('')).toMatch(/the clone lacks \d+ object\(s\) of the history up to/);
+      expect((await docker.getImage(r.image).inspect()).Config.Labels?.[EVAL_HISTORY_LABEL]).toBe('depth1');
+      // FEATURE's own file was never fetched: nothing to build from.
+      const side = await ensureEvalImage({ docker, clone: partial, envImage, baseCommit: FEATURE, runner: pytestRunner, logDir });
+      expect(side).toMatchObject({ kind: 'failed', reason: 'clone_incomplete' });
+      if (side.kind === 'failed') expect(side.detail).toContain(`object(s) of ${FEATURE}'s own tree`);
+    } finally {
+      await rm(partial, { recursive: true, force: true });
+    }
+  }, 120_000);
 
   it('the recipe\'s test environment is baked into the image, so every grading runs as validation did', async () => {
     const testEnv = { PYTEST_ADDOPTS: '-W ignore::DeprecationWarning -p no:cacheprovider', QUOTED: 'a "quoted" $value' };
