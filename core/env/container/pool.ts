@@ -35,23 +35,32 @@ export interface PoolStats {
   reused: number;
   /** Containers removed because their reset failed. */
   discarded: number;
+  /** Idle containers removed to stay within the total cap. */
+  evicted: number;
 }
 
 export class ChainEnvPool {
   private readonly idle = new Map<string, ChainEnv[]>();
+  /** Idle containers, least recently released first: past `maxIdleTotal` the oldest goes. */
+  private readonly order: Array<{ key: string; env: ChainEnv }> = [];
   private closed = false;
-  readonly stats: PoolStats = { opened: 0, reused: 0, discarded: 0 };
+  readonly stats: PoolStats = { opened: 0, reused: 0, discarded: 0, evicted: 0 };
 
-  /** `maxIdle`: containers kept per key (one per chain validated at once is enough). */
+  /**
+   * `maxIdle`: containers kept per key (one per chain validated at once is enough); `maxIdleTotal`: in all,
+   * so a long history of eras (one env image each) does not keep one container per era for the whole run.
+   */
   constructor(
     private readonly docker: Docker,
     private readonly maxIdle = 1,
+    private readonly maxIdleTotal = Math.max(4, 2 * maxIdle),
   ) {}
 
   /** An idle container of `key` (an env image, plus anything else that makes containers differ), else a new one. */
   async acquire(key: string, open: () => Promise<ChainEnv>): Promise<{ env: ChainEnv; reused: boolean }> {
     const env = this.idle.get(key)?.pop();
     if (env) {
+      this.order.splice(this.order.findIndex((o) => o.env === env), 1);
       this.stats.reused++;
       return { env, reused: true };
     }
@@ -70,6 +79,15 @@ export class ChainEnvPool {
     }
     list.push(env);
     this.idle.set(key, list);
+    this.order.push({ key, env });
+    while (this.order.length > this.maxIdleTotal) {
+      const old = this.order.shift()!;
+      const rest = this.idle.get(old.key)?.filter((e) => e !== old.env) ?? [];
+      if (rest.length) this.idle.set(old.key, rest);
+      else this.idle.delete(old.key);
+      this.stats.evicted++;
+      await old.env.close().catch(() => undefined);
+    }
   }
 
   /** Remove every idle container. Idempotent; containers released later are removed at once. */
@@ -77,6 +95,7 @@ export class ChainEnvPool {
     this.closed = true;
     const all = [...this.idle.values()].flat();
     this.idle.clear();
+    this.order.length = 0;
     await Promise.all(all.map((e) => e.close().catch(() => undefined)));
   }
 

@@ -223,11 +223,25 @@ describe.skipIf(skip)('chain env (Docker)', () => {
       const run = await again.env.runState({ checkout: revs.B, overlay: null, testFiles: ['tests/test_calc.py'] });
       expect(run.kind === 'report' && run.parsed.tests).toEqual({ 'tests/test_calc.py::test_add_zero': 'pass', 'tests/test_calc.py::test_add': 'pass' });
       await pool.release(IMAGE, again.env);
-      expect(pool.stats).toEqual({ opened: 1, reused: 1, discarded: 0 });
+      expect(pool.stats).toEqual({ opened: 1, reused: 1, discarded: 0, evicted: 0 });
     } finally {
       await pool.close();
     }
     expect(await isGone(first.env.containerId)).toBe(true);
+    // One idle container per key, two in all: releasing a third key's container removes the oldest.
+    const capped = new ChainEnvPool(docker, 1, 2);
+    try {
+      const envs = [await open(), await open(), await open()];
+      for (const [i, e] of envs.entries()) await capped.release(`era-${i}`, e);
+      expect(await isGone(envs[0]!.containerId)).toBe(true);
+      expect(await isGone(envs[1]!.containerId)).toBe(false);
+      const fresh = await capped.acquire('era-0', open);
+      await fresh.env.close();
+      expect(fresh.reused).toBe(false);
+      expect(capped.stats.evicted).toBe(1);
+    } finally {
+      await capped.close();
+    }
   });
 
   it('a test file that does not exist at the checkout is simply absent', async () => {
