@@ -79,7 +79,9 @@ export async function validateChain(
     const why = left.map((l, i) => `${l.reason} on ${l.backend} (${secs(tried[i]!)})`).join(', ');
     // The kept backend is the one tried after those left; a fallback whose environment failed came after it.
     const after = failedAfter ? `; ${failedAfter.reason} on ${failedAfter.backend} (${secs(tried[tried.length - 1]!)}), not kept` : '';
-    deps.containers.log.info(`${chain.instance_id}: ${why ? `${why}; ` : ''}validated on ${backend} (${secs(tried[left.length]!)})${after}`);
+    // The kept result may itself be an exclusion (a skip whose fallback's environment failed): say which.
+    const kept = result.exclusion ? `${result.exclusion.reason} kept` : 'validated';
+    deps.containers.log.info(`${chain.instance_id}: ${why ? `${why}; ` : ''}${kept} on ${backend} (${secs(tried[left.length]!)})${after}`);
   }
   const validated = finish(chain, result.states, fileOf, {
     runner: (pr1.runner ?? pr2.runner)?.name ?? cfg.runner,
