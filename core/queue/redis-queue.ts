@@ -19,6 +19,8 @@ export interface RedisQueueOptions {
   log: Logger;
   /** Attempts and backoff of infrastructure failures (each job carries them). */
   retry?: RetryPolicy;
+  /** Warn when jobs wait this long with no worker connected (default 60 s). */
+  noWorkerWarnMs?: number;
 }
 
 interface WireProgress {
@@ -58,6 +60,31 @@ export async function redisQueue(opts: RedisQueueOptions): Promise<WorkQueue> {
     if (isWireProgress(data)) for (const l of listeners.get(jobId) ?? []) l(data);
   });
 
+  // Jobs in flight with no worker connected wait forever: say so, once per such spell, with the remedy.
+  let inFlight = 0;
+  let noWorkerSince: number | null = null;
+  let warned = false;
+  const warnMs = opts.noWorkerWarnMs ?? 60_000;
+  const watch = setInterval(() => {
+    if (!inFlight) return;
+    queue.getWorkersCount().then(
+      (n) => {
+        if (n > 0) {
+          noWorkerSince = null;
+          warned = false;
+          return;
+        }
+        noWorkerSince ??= Date.now();
+        if (!warned && Date.now() - noWorkerSince >= warnMs) {
+          warned = true;
+          opts.log.warn(`no worker is taking jobs from ${opts.url} (${inFlight} waiting for ${Math.round((Date.now() - noWorkerSince) / 1000)} s): start \`foresight worker --queue ${opts.url}\` on a host with Docker`);
+        }
+      },
+      (err: unknown) => opts.log.debug(`counting the workers: ${err instanceof Error ? err.message : String(err)}`),
+    );
+  }, Math.max(100, Math.min(15_000, warnMs / 4)));
+  watch.unref();
+
   async function enqueue(kindName: string, jobId: string, data: { payload: unknown }): Promise<Job> {
     const existing = await Job.fromId(queue, jobId);
     if (existing) {
@@ -89,6 +116,7 @@ export async function redisQueue(opts: RedisQueueOptions): Promise<WorkQueue> {
         sub.onProgress?.({ ...p, id } satisfies ItemProgress);
       };
       listeners.set(jobId, (listeners.get(jobId) ?? new Set()).add(listener));
+      inFlight++;
       try {
         const job = await enqueue(kind.name, jobId, { payload: wire });
         let raw: unknown;
@@ -104,11 +132,13 @@ export async function redisQueue(opts: RedisQueueOptions): Promise<WorkQueue> {
         }
         return parsed.data;
       } finally {
+        inFlight--;
         listeners.get(jobId)?.delete(listener);
         if (listeners.get(jobId)?.size === 0) listeners.delete(jobId);
       }
     },
     async close() {
+      clearInterval(watch);
       await events.close();
       await queue.close();
     },

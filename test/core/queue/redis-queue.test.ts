@@ -9,6 +9,7 @@ import { handlerRegistry, JobFailedError, openWorkQueue, redisQueue, type ItemPr
 import { PROJECT_ROOT } from '../../../core/version.ts';
 import { buggyKind, chainFailsKind, flakyKind, sharedKind, slowKind } from '../../helpers/redis-kinds.ts';
 import { startRedis, type TestRedis } from '../../helpers/redis.ts';
+import { recordingLogger } from '../../helpers/fake-github.ts';
 
 interface WorkerProc {
   name: string;
@@ -156,4 +157,30 @@ describe('work queue on a real redis-server: a coordinator and two worker proces
     expect(second).toMatchObject({ reason: 'infra' });
     expect((await entries('test.flaky', 'flaky-3')).map((e) => e.attempt)).toEqual([1, 2, 3, 1, 2, 3]);
   }, 20_000);
+});
+
+describe('a coordinator whose queue has no worker', () => {
+  it('warns once, naming the queue and the command that starts a worker; a worker then takes the job', async () => {
+    const redis = await startRedis();
+    const root = await mkdtemp(join(tmpdir(), 'foresight-noworker-'));
+    const ledger = join(root, 'ledger');
+    await writeFile(ledger, '');
+    const log = recordingLogger();
+    const alone = await redisQueue({ url: redis.url, log, noWorkerWarnMs: 300 });
+    let worker: WorkerProc | undefined;
+    try {
+      const pending = alone.submit(slowKind, 'nobody-1', { ledger, value: 1, ms: 10 });
+      for (let i = 0; i < 100 && !log.lines.some((l) => l.level === 'warn'); i++) await sleep(50);
+      await sleep(500);
+      const warnings = log.lines.filter((l) => l.level === 'warn').map((l) => l.msg);
+      expect(warnings).toEqual([`no worker is taking jobs from ${redis.url} (1 waiting for ${warnings[0]?.match(/for (\d+) s/)?.[1]} s): start \`foresight worker --queue ${redis.url}\` on a host with Docker`]);
+      worker = await startWorker(redis.url, root, 'late');
+      expect(await pending).toMatchObject({ outcome: 'done', doubled: 2, worker: 'late' });
+    } finally {
+      if (worker) await stopWorker(worker);
+      await alone.close();
+      await redis.stop();
+      await rm(root, { recursive: true, force: true });
+    }
+  }, 30_000);
 });
