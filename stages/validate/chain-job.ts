@@ -13,7 +13,7 @@ import { promisify } from 'node:util';
 import { z } from 'zod';
 import { repoDataDir } from '../../core/artifacts.ts';
 import { ConfigSchema, type Config, type Secrets } from '../../core/config.ts';
-import { assertDockerReachable, connectDocker, ensureImage, removeStaleContainers } from '../../core/env/index.ts';
+import { applyCachePolicy, assertDockerReachable, connectDocker, ensureImage, removeStaleContainers } from '../../core/env/index.ts';
 import { errorMessage, ForesightError } from '../../core/errors.ts';
 import { fingerprint } from '../../core/fingerprint.ts';
 import { ExtractedChainSchema } from '../../core/model/extracted.ts';
@@ -125,7 +125,18 @@ export function validateChainHandler(local: { config: Config; secrets: Secrets }
           throw new InfraError(`${job.repo}: could not fetch ${from ?? 'origin'}: ${errorMessage(err).split('\n')[0]}`, { remedy: "check that the worker can read the coordinator's clone path or URL", cause: err });
         });
       }
-      return infra(() => work.run(chain, ctx.signal, { log: ctx.log }));
+      const outcome = await infra(() => work.run(chain, ctx.signal, { log: ctx.log }));
+      // A worker has no end of run: it keeps its host's env images within the keep count after every job
+      // (images a container uses, e.g. another job's, are left alone by Docker itself).
+      const images = local.config.images;
+      if (images.cache === 'env') {
+        const removed = await applyCachePolicy('env', { used: [], keep: images.envKeep, docker: connectDocker(local.config.docker.host) }).catch((err: unknown) => {
+          ctx.log.warn(`pruning env images: ${errorMessage(err)}`);
+          return [];
+        });
+        if (removed.length) ctx.log.info(`pruned ${removed.length} least recently used env image(s) beyond the ${images.envKeep} kept`);
+      }
+      return outcome;
     },
   };
 }
