@@ -11,6 +11,7 @@ import { runDemo } from './commands/demo.ts';
 import { evaluate, type EvalOpts } from './commands/eval.ts';
 import { ROOT_HELP } from './commands/help.ts';
 import { publishCommand } from './commands/publish.ts';
+import { recheckCommand, type RecheckOpts } from './commands/recheck.ts';
 import { reportCommand } from './commands/report.ts';
 import { execute } from './commands/run.ts';
 import { exitState, wholeNumber, wholeNumberText, type CommonOpts } from './commands/shared.ts';
@@ -72,6 +73,15 @@ Examples:
     .addOption(new Option('--variant <name>', 'which SZZ to score').choices(['b-szz', 'foresight', 'both']).default('both'))
     .option('--limit <n>', 'only the first N fixes', wholeNumber(1))
     .option('--concurrency <n>', 'blame jobs at once', wholeNumber(1), 2)
+    .option('--since <date>', "only fixes committed on or after this ISO date (FORESIGHT_SINCE)")
+    .option('--until <date>', 'only fixes committed before this ISO date (FORESIGHT_UNTIL)')
+    .option('--execute', "also run each fix's tests (at its parent they must fail, at the fix pass) and bisect them in Docker, bounded by blame's candidates: F1 of blame alone and of blame + execution on the fixes whose tests run here")
+    .option('--repo <owner/name>', 'with --execute: the repository, whose recipe builds the environments (e.g. django/django)')
+    .option('--data <dir>', 'with --execute: artifact root; per-fix checkpoints go to <data>/<owner>__<name>/szz-eval/ (default: FORESIGHT_DATA or data)')
+    .option('--jobs <n>', 'with --execute: fixes run at once (FORESIGHT_JOBS; default 1)', wholeNumberText(1))
+    .option('-v, --verbose', 'debug output on the terminal')
+    .option('-q, --quiet', 'no output on the terminal but the table')
+    .addHelpText('after', '\nExample:\n  $ FORESIGHT_ENV_KEEP=500 foresight szz-eval --execute --repo django/django --clone /tmp/django --oracle /tmp/h3-held.jsonl --limit 5\n      blame alone vs blame + execution on the first 5 fixes whose tests run here; a rerun reads the checkpoints')
     .action(async (o: SzzEvalOpts) => szzEval(o));
   program
     .command('eval')
@@ -89,6 +99,11 @@ Examples:
     .option('--registry <host[:port]/namespace>', 'where the images go, e.g. 127.0.0.1:5000/foresight (FORESIGHT_REGISTRY)')
     .action(async (o: CommonOpts) => execute(o, { push: true }));
   withCommon(program.command('summary').description('print the emitted chains')).action(async (o: CommonOpts) => summaryCommand(o));
+  withCommon(program.command('recheck').description("validate stored chains again from scratch (their PR1 as stored, no checkpoint) and report whether each one's sets and exclusion hold; exit 1 when any differs"))
+    .option('--ids <id,...>', 'these instance ids (default: the rows of the emitted test split)')
+    .option('--all', 'every chain validate ran')
+    .addHelpText('after', '\nExample:\n  $ foresight recheck --repo django/django --clone ~/src/django --offline\n      every row of test validated again; the report goes to data/django__django/recheck/report.jsonl')
+    .action(async (o: RecheckOpts) => recheckCommand(o));
   program
     .command('stages')
     .description("list the stages in order with the fingerprint of each one's code, as its cache key holds it (the modules it runs, the files they read, the packages' versions)")

@@ -1,6 +1,13 @@
 import { resolve } from 'node:path';
+import { repoDataDir } from '../../core/artifacts.ts';
+import { loadConfig, processEnv } from '../../core/config.ts';
+import { ForesightError } from '../../core/errors.ts';
+import { git } from '../../core/git.ts';
 import { createLogger } from '../../core/log.ts';
-import { evaluateSzz, formatScores, readOracle, type SzzVariant } from '../../stages/szz/index.ts';
+import { evaluateSzz, formatScores, readOracle, type OracleEntry, type SzzVariant } from '../../stages/szz/index.ts';
+import { abortOnSignals } from '../signals.ts';
+import { executeOracle, formatExecuteReport } from '../szz-execute.ts';
+import { dataRootOf, exitState, repoName } from './shared.ts';
 
 export interface SzzEvalOpts {
   clone: string;
@@ -8,16 +15,53 @@ export interface SzzEvalOpts {
   variant: string;
   limit?: number;
   concurrency: number;
+  /** Run the fixes' tests and bisect them (needs --repo for its recipe). */
+  execute?: boolean;
+  repo?: string;
+  data?: string;
+  since?: string;
+  until?: string;
+  jobs?: string;
+  verbose?: boolean;
+  quiet?: boolean;
 }
 
-/** `foresight szz-eval`: score SZZ variants on an oracle, print the table. */
+/** `foresight szz-eval`: score SZZ variants on an oracle, print the table; with --execute, blame alone vs blame + execution. */
 export async function szzEval(o: SzzEvalOpts): Promise<void> {
-  const variants: SzzVariant[] = o.variant === 'both' ? ['b-szz', 'foresight'] : [o.variant as SzzVariant];
-  const oracle = (await readOracle(o.oracle)).slice(0, o.limit);
-  const log = createLogger({});
-  const results = [];
-  for (const variant of variants) {
-    results.push(await evaluateSzz({ clone: resolve(o.clone), oracle, variant, concurrency: o.concurrency, onProgress: (d, t) => log.progress(variant, d, t) }));
+  const clone = resolve(o.clone);
+  const config = loadConfig(processEnv(), { data: o.data, since: o.since, until: o.until, jobs: o.jobs, verbose: o.verbose, quiet: o.quiet });
+  const log = createLogger({ level: config.log.level, quiet: config.log.quiet });
+  const oracle = (await inWindow(clone, await readOracle(o.oracle), config.discover.since, config.discover.until)).slice(0, o.limit);
+  if (!o.execute) {
+    const variants: SzzVariant[] = o.variant === 'both' ? ['b-szz', 'foresight'] : [o.variant as SzzVariant];
+    const results = [];
+    for (const variant of variants) {
+      results.push(await evaluateSzz({ clone, oracle, variant, concurrency: o.concurrency, onProgress: (d, t) => log.progress(variant, d, t) }));
+    }
+    process.stdout.write(formatScores(results) + '\n');
+    return;
   }
-  process.stdout.write(formatScores(results) + '\n');
+  if (!o.repo) throw new ForesightError('szz-eval --execute needs --repo', { remedy: "pass --repo owner/name (its recipe shapes the tests' environment, e.g. --repo django/django)" });
+  const repo = repoName(o.repo);
+  const owner = abortOnSignals({ onSignal: (sig) => log.warn(`${sig}: stopping; live containers are removed, finished fixes are kept`) });
+  try {
+    const report = await executeOracle({ repo, clone, oracle, config, repoDir: repoDataDir(dataRootOf(config), repo), jobs: config.validate.jobs, log, signal: owner.signal });
+    process.stdout.write(formatExecuteReport(report) + '\n');
+  } catch (err) {
+    exitState.signal = owner.exitCode();
+    throw owner.signal.aborted ? owner.signal.reason : err;
+  } finally {
+    owner.dispose();
+  }
+}
+
+/** The entries whose fix was committed in [since, until) (ISO dates; either may be absent). */
+async function inWindow(clone: string, oracle: OracleEntry[], since: string | null, until: string | null): Promise<OracleEntry[]> {
+  if (!since && !until) return oracle;
+  const out: OracleEntry[] = [];
+  for (const e of oracle) {
+    const at = Date.parse((await git(clone, ['log', '-1', '--format=%cI', '--end-of-options', e.fix])).trim());
+    if ((!since || at >= Date.parse(since)) && (!until || at < Date.parse(until))) out.push(e);
+  }
+  return out;
 }

@@ -39,7 +39,7 @@ export interface Evaluation {
   allTop?: Scores;
 }
 
-function score(variant: SzzVariant, rows: Array<{ predicted: string[]; inducing: string[] }>, seconds: number): Scores {
+export function scoreRows(variant: SzzVariant, rows: Array<{ predicted: string[]; inducing: string[] }>, seconds: number): Scores {
   let tp = 0;
   let predictions = 0;
   let oraclePairs = 0;
@@ -52,6 +52,31 @@ function score(variant: SzzVariant, rows: Array<{ predicted: string[]; inducing:
   const recall = oraclePairs ? tp / oraclePairs : 0;
   const f1 = precision + recall ? (2 * precision * recall) / (precision + recall) : 0;
   return { variant, fixes: rows.length, predictions, truePositives: tp, oraclePairs, precision, recall, f1, secondsPerFix: rows.length ? seconds / rows.length : 0 };
+}
+
+/** One oracle fix as an SZZ variant sees it: what it predicts, its top and ranked candidates, the oracle's commits in full. */
+export interface FixPrediction {
+  predicted: string[];
+  top: string[];
+  /** Every commit the attribution ranked, best first (the bounds an execution search starts from). */
+  candidates: string[];
+  inducing: string[];
+  addOnly: boolean;
+}
+
+/** Predict one oracle fix's inducing commits from code history alone (the wider attribution; the fix's message is never read). */
+export async function predictFix(clone: string, e: OracleEntry, opts: { variant: SzzVariant; meta: MetaChanges }): Promise<FixPrediction> {
+  // --end-of-options here and in every git call below: entries passed in directly skip readOracle's checks.
+  const base = (await git(clone, ['rev-parse', '--verify', '--end-of-options', `${e.fix}^1`])).trim();
+  const att = await attributeFix(clone, { baseSha: base, mergeSha: e.fix }, { variant: opts.variant, meta: opts.meta, wider: true });
+  const top = att.commits.slice(0, 1).map((c) => c.sha);
+  // foresight predicts its top candidate when the ranker is confident enough; B-SZZ every blamed commit.
+  const predicted = opts.variant === 'b-szz' ? att.commits.map((c) => c.sha) : att.commits[0] && att.commits[0].score >= CONFIDENT ? top : [];
+  // One definition of "add-only" for every variant, so the subsets compare the same fixes.
+  const addOnly = selectFiles(await fixedLines(clone, base, e.fix), 'foresight').every((f) => f.removed.length === 0);
+  // Predictions are full shas: an abbreviated oracle entry is compared by the commit it names.
+  const inducing = await Promise.all(e.inducing.map((s) => revParse(clone, s).catch(() => s)));
+  return { predicted, top, candidates: att.commits.map((c) => c.sha), inducing, addOnly };
 }
 
 /**
@@ -74,27 +99,17 @@ export async function evaluateSzz(opts: {
   await Promise.all(
     opts.oracle.map((e) =>
       queue.add(async () => {
-        // --end-of-options here and in every git call below: entries passed in directly skip readOracle's checks.
-        const base = (await git(opts.clone, ['rev-parse', '--verify', '--end-of-options', `${e.fix}^1`])).trim();
-        const att = await attributeFix(opts.clone, { baseSha: base, mergeSha: e.fix }, { variant: opts.variant, meta, wider: true });
-        const top = att.commits.slice(0, 1).map((c) => c.sha);
-        // foresight predicts its top candidate when the ranker is confident enough; B-SZZ every blamed commit.
-        const predicted = opts.variant === 'b-szz' ? att.commits.map((c) => c.sha) : att.commits[0] && att.commits[0].score >= CONFIDENT ? top : [];
-        // One definition of "add-only" for every variant, so the subsets compare the same fixes.
-        const addOnly = selectFiles(await fixedLines(opts.clone, base, e.fix), 'foresight').every((f) => f.removed.length === 0);
-        // Predictions are full shas: an abbreviated oracle entry is compared by the commit it names.
-        const inducing = await Promise.all(e.inducing.map((s) => revParse(opts.clone, s).catch(() => s)));
-        rows.push({ predicted, top, inducing, addOnly });
+        rows.push(await predictFix(opts.clone, e, { variant: opts.variant, meta }));
         opts.onProgress?.(++done, opts.oracle.length);
       }),
     ),
   );
   const seconds = (Date.now() - started) / 1000;
   const addOnly = rows.filter((r) => r.addOnly);
-  const all = score(opts.variant, rows, seconds);
-  const addOnlyScores = score(opts.variant, addOnly, (seconds * addOnly.length) / Math.max(1, rows.length));
+  const all = scoreRows(opts.variant, rows, seconds);
+  const addOnlyScores = scoreRows(opts.variant, addOnly, (seconds * addOnly.length) / Math.max(1, rows.length));
   if (opts.variant === 'b-szz') return { all, addOnly: addOnlyScores };
-  return { all, addOnly: addOnlyScores, allTop: score(opts.variant, rows.map((r) => ({ ...r, predicted: r.top })), seconds) };
+  return { all, addOnly: addOnlyScores, allTop: scoreRows(opts.variant, rows.map((r) => ({ ...r, predicted: r.top })), seconds) };
 }
 
 /** Read a JSONL oracle, refusing the first line that is not `{"fix": <sha>, "inducing": [<sha>, ...]}`. */

@@ -65,5 +65,6 @@ export const szzStage: StageDef<Candidate, Chain> = {
   },
 };
 
-export { evaluateSzz, formatScores, readOracle, type OracleEntry } from './evaluate.ts';
+export { evaluateSzz, formatScores, predictFix, readOracle, scoreRows, type FixPrediction, type OracleEntry, type Scores } from './evaluate.ts';
+export { MetaChanges } from './meta.ts';
 export type { SzzVariant } from './attribute.ts';

@@ -91,7 +91,8 @@ export class ChainWork {
     return { repo: opts.repo.name, clone: opts.repo.clone, gitDir: this.gitDir, repoDir: opts.repoDir, log, images: this.envImages, image: cfg.image, runner: cfg.runner, signal, recipes: cfg.recipes, limits: containerLimits(cfg) };
   }
 
-  private containers(signal: AbortSignal, log: Logger): ContainerDeps {
+  /** What a chain's containers need: this work's pool, limits and git dir. */
+  containers(signal: AbortSignal, log: Logger): ContainerDeps {
     const { opts } = this;
     return { docker: opts.docker, pool: this.pool, gitDir: this.gitDir, baseAlias: opts.images.baseAlias, lockDir: opts.images.lockDir, repoDir: opts.repoDir, log, signal, limits: containerLimits(opts.validate) };
   }

@@ -9,6 +9,7 @@ import { ChainWork, excludedChain, type ChainOutcome } from './chain-work.ts';
 import { ValidatedChainSchema, type ValidatedChain } from '../../core/model/validated.ts';
 
 export { validateChainHandler, validateChainKind, type ChainJob, type ChainJobResult } from './chain-job.ts';
+export { compareValidated, recheckChains, RECHECKED_SETS, type RecheckResult, type SetDifference } from './recheck.ts';
 
 /**
  * validate: run each chain's tests in Docker (no network, limited, non-root) at the five states, each
@@ -150,3 +151,6 @@ function stageStats(items: ValidatedChain[], totals: Totals): Record<string, num
   for (const i of items) if (i.excluded) counts[`excluded_${i.excluded.reason}`] = (counts[`excluded_${i.excluded.reason}`] ?? 0) + 1;
   return counts;
 }
+// szz-eval --execute (pipeline/szz-execute.ts): a fix's tests at its parent and at the fix, then their bisection.
+export { ChainWork, type ChainWorkOptions } from './chain-work.ts';
+export { executeFix, FIX_DROP_REASONS, type FixCost, type FixDropReason, type FixExecution, type FixInput } from './fix-probe.ts';

@@ -1,0 +1,240 @@
+/**
+ * `foresight szz-eval --execute` (issue 12): score execution-confirmed attribution on the oracle fixes whose
+ * tests run here. Per fix: blame's prediction and ranked candidates (stages/szz predictFix, the wider
+ * attribution), then the fix's tests at its parent and at the fix and the bisection of the fail->pass ones
+ * in validate's environments and containers (stages/validate executeFix). Both are scored on the same
+ * entries: those with fail->pass tests. Each fix's result is checkpointed, so a rerun does no work.
+ */
+import PQueue from 'p-queue';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { BISECT_DEFAULTS, BISECT_KINDS } from '../core/attribution/index.ts';
+import { writeAtomic } from '../core/artifacts.ts';
+import type { Config } from '../core/config.ts';
+import { assertDockerReachable, connectDocker, ensureImage } from '../core/env/index.ts';
+import { errorMessage } from '../core/errors.ts';
+import { fingerprint } from '../core/fingerprint.ts';
+import { git, revParse } from '../core/git.ts';
+import { commitToChange, listChanges, type ListedChanges } from '../core/history/changes.ts';
+import type { Logger } from '../core/log.ts';
+import { sourceSettings } from '../core/sources/registry.ts';
+import { NO_SECRETS } from '../core/config.ts';
+import { MetaChanges, predictFix, scoreRows, type OracleEntry, type Scores } from '../stages/szz/index.ts';
+import { ChainWork, executeFix, FIX_DROP_REASONS } from '../stages/validate/index.ts';
+
+/** The rule that combines the two, printed with the table. */
+export const EXECUTION_RULE =
+  "blame + execution: the bisection's commit (found, or introduced: the tests cannot import before it and fail from it) replaces blame's prediction; any other outcome (ambiguous, budget, no good end, all skipped) leaves blame's prediction standing";
+
+/** Bump when a checkpoint's meaning changes: older ones are redone. */
+const CHECKPOINT_VERSION = 2;
+
+const CostSchema = z.object({ containers: z.number(), runs: z.number(), seconds: z.number() });
+const ExecutionSchema = z.union([
+  z.object({ kind: z.literal('dropped'), reason: z.enum(FIX_DROP_REASONS), detail: z.string(), cost: CostSchema }),
+  z.object({
+    kind: z.literal('bisected'),
+    /** How the bisection ended (core/attribution BisectKind). */
+    outcome: z.enum(BISECT_KINDS),
+    /** The commit it names (found or introduced), else null. */
+    commit: z.string().nullable(),
+    failToPass: z.array(z.string()),
+    backend: z.string(),
+    probes: z.number(),
+    /** Each probe: commit, role, verdict (and why a skip), seconds; what the table's outcome rests on. */
+    steps: z.array(z.object({ commit: z.string(), role: z.string(), outcome: z.string(), why: z.string().nullable(), seconds: z.number() })),
+    cost: CostSchema,
+  }),
+]);
+export type FixExecutionSummary = z.infer<typeof ExecutionSchema>;
+
+const CheckpointSchema = z.object({
+  key: z.string(),
+  fix: z.string(),
+  blame: z.object({ predicted: z.array(z.string()), candidates: z.array(z.string()) }),
+  execution: ExecutionSchema,
+});
+type Checkpoint = z.infer<typeof CheckpointSchema>;
+
+/** One oracle fix: what blame and the combination predict (first-parent commits) and what the work cost. */
+export interface FixRow {
+  fix: string;
+  inducing: string[];
+  blame: string[];
+  combined: string[];
+  execution: FixExecutionSummary;
+  /** Read from a checkpoint: no work done this time. */
+  reused: boolean;
+}
+
+export interface ExecuteReport {
+  rows: FixRow[];
+  /** On the same entries (those with fail->pass tests): blame alone, and blame + execution. */
+  blame: Scores;
+  combined: Scores;
+  dropped: Array<{ fix: string; reason: string; detail: string }>;
+  /** This run's container work (checkpointed fixes add nothing). */
+  work: { fixesRun: number; containers: number; runs: number; seconds: number };
+}
+
+export interface ExecuteOptions {
+  repo: string;
+  clone: string;
+  oracle: readonly OracleEntry[];
+  config: Config;
+  /** The repository's data folder (env logs, detected recipes); checkpoints go to its szz-eval/fixes/. */
+  repoDir: string;
+  jobs: number;
+  log: Logger;
+  signal: AbortSignal;
+}
+
+export async function executeOracle(o: ExecuteOptions): Promise<ExecuteReport> {
+  const history = await listChanges(o.clone, o.config.discover);
+  const meta = new MetaChanges(o.clone);
+  const key = (fix: string): string =>
+    fingerprint({ v: CHECKPOINT_VERSION, repo: o.repo, fix, validate: { ...o.config.validate, jobs: null }, images: o.config.images.baseAlias, bisect: BISECT_DEFAULTS, branch: o.config.discover.branch });
+  const pathOf = (fix: string): string => join(o.repoDir, 'szz-eval', 'fixes', `${fix}.json`);
+  const fixes = await Promise.all(o.oracle.map(async (e) => ({ entry: e, sha: await revParse(o.clone, e.fix) })));
+  const saved = new Map<string, Checkpoint>();
+  for (const f of fixes) {
+    const c = await readCheckpoint(pathOf(f.sha));
+    if (c && c.key === key(f.sha)) saved.set(f.sha, c);
+  }
+  let work: ChainWork | null = null;
+  const todo = fixes.filter((f) => !saved.has(f.sha));
+  if (todo.length) {
+    const docker = connectDocker(o.config.docker.host);
+    await assertDockerReachable(docker);
+    const { images } = o.config;
+    if (o.config.validate.image) await ensureImage(o.config.validate.image, { docker, log: o.log, baseAlias: images.baseAlias, lockDir: images.lockDir });
+    work = await ChainWork.open({
+      repo: { name: o.repo, clone: o.clone }, repoDir: o.repoDir, validate: o.config.validate, discover: o.config.discover,
+      sourceSettings: sourceSettings(o.config, NO_SECRETS), images, docker, log: o.log, poolSize: o.jobs,
+    });
+  }
+  const fresh = new Map<string, Checkpoint>();
+  try {
+    const queue = new PQueue({ concurrency: o.jobs });
+    let done = 0;
+    await Promise.all(
+      todo.map((f) =>
+        queue.add(async () => {
+          o.signal.throwIfAborted();
+          const blame = await predictFix(o.clone, f.entry, { variant: 'foresight', meta });
+          const base = (await git(o.clone, ['rev-parse', '--verify', '--end-of-options', `${f.sha}^1`])).trim();
+          const label = `szz-eval-${f.sha.slice(0, 10)}`;
+          let execution: FixExecutionSummary;
+          try {
+            const r = await executeFix(work!, { clone: o.clone, fix: { baseSha: base, headSha: f.sha }, candidates: blame.candidates, history, label }, o.signal, o.log);
+            execution =
+              r.kind === 'dropped'
+                ? r
+                : {
+                    kind: 'bisected',
+                    outcome: r.bisect.kind,
+                    commit: r.bisect.kind === 'found' || r.bisect.kind === 'introduced' ? r.bisect.commit : null,
+                    failToPass: r.failToPass,
+                    backend: r.backend,
+                    probes: r.bisect.steps.length,
+                    steps: r.bisect.steps.map((st) => ({
+                      commit: st.commit,
+                      role: st.role,
+                      outcome: st.outcome,
+                      why: st.outcome === 'skip' ? `${st.reason}: ${st.detail.slice(0, 300)}` : st.outcome === 'bad' ? st.failing.slice(0, 3).join(', ') : null,
+                      seconds: Math.round(st.seconds * 10) / 10,
+                    })),
+                    cost: r.cost,
+                  };
+          } catch (err) {
+            if (o.signal.aborted) throw err;
+            // Our infrastructure (Docker, an image) failed: never evidence, and not checkpointed, so a rerun tries again.
+            o.log.warn(`${f.sha.slice(0, 10)}: the tests could not run: ${errorMessage(err)}`);
+            fresh.set(f.sha, { key: '', fix: f.sha, blame, execution: { kind: 'dropped', reason: 'infra', detail: errorMessage(err), cost: { containers: 0, runs: 0, seconds: 0 } } });
+            return;
+          }
+          const c: Checkpoint = { key: key(f.sha), fix: f.sha, blame: { predicted: blame.predicted, candidates: blame.candidates }, execution };
+          o.signal.throwIfAborted();
+          await writeAtomic(pathOf(f.sha), JSON.stringify(c, null, 1) + '\n');
+          fresh.set(f.sha, c);
+          o.log.progress('executing fixes', ++done, todo.length);
+        }),
+      ),
+    );
+  } finally {
+    await work?.close();
+  }
+  const toMainline = mainlineOf(history);
+  const rows: FixRow[] = [];
+  for (const f of fixes) {
+    const c = saved.get(f.sha) ?? fresh.get(f.sha)!;
+    const inducing = [...new Set(await Promise.all(f.entry.inducing.map(async (s) => toMainline(await revParse(o.clone, s).catch(() => s)))))];
+    const blame = [...new Set(c.blame.predicted.map(toMainline))];
+    const ex = c.execution;
+    const combined = ex.kind === 'bisected' && ex.commit !== null ? [ex.commit] : blame;
+    rows.push({ fix: f.sha, inducing, blame, combined, execution: ex, reused: saved.has(f.sha) });
+  }
+  const scored = rows.filter((r) => r.execution.kind === 'bisected');
+  const ran = rows.filter((r) => !r.reused);
+  const sum = (k: 'containers' | 'runs' | 'seconds'): number => ran.reduce((a, r) => a + r.execution.cost[k], 0);
+  const seconds = scored.reduce((a, r) => a + r.execution.cost.seconds, 0);
+  return {
+    rows,
+    blame: scoreRows('foresight', scored.map((r) => ({ predicted: r.blame, inducing: r.inducing })), seconds),
+    combined: scoreRows('foresight', scored.map((r) => ({ predicted: r.combined, inducing: r.inducing })), seconds),
+    dropped: rows.flatMap((r) => (r.execution.kind === 'dropped' ? [{ fix: r.fix, reason: r.execution.reason, detail: r.execution.detail }] : [])),
+    work: { fixesRun: ran.length, containers: sum('containers'), runs: sum('runs'), seconds: sum('seconds') },
+  };
+}
+
+/** A commit as the first-parent history holds it: a merged branch's commit is its merge; others are themselves. */
+function mainlineOf(history: ListedChanges): (sha: string) => string {
+  const onMainline = new Set(history.mainline.map((c) => c.sha));
+  const changeOf = commitToChange(history.changes);
+  const mergeOf = new Map(history.changes.map((c) => [c.id, c.mergeSha]));
+  return (sha) => (onMainline.has(sha) ? sha : (mergeOf.get(changeOf.get(sha) ?? '') ?? sha));
+}
+
+async function readCheckpoint(path: string): Promise<Checkpoint | null> {
+  const text = await readFile(path, 'utf8').catch(() => null);
+  if (text === null) return null;
+  try {
+    const parsed = CheckpointSchema.safeParse(JSON.parse(text));
+    return parsed.success ? parsed.data : null;
+  } catch {
+    return null; // a torn or foreign file is redone
+  }
+}
+
+/** The table, the rule, the cost per fix and every dropped fix with its reason. */
+export function formatExecuteReport(r: ExecuteReport): string {
+  const short = (s: string | null | undefined): string => (s ? s.slice(0, 10) : '-');
+  const table = (head: string[], rows: string[][]): string[] => {
+    const w = head.map((h, i) => Math.max(h.length, ...rows.map((x) => x[i]!.length)));
+    const fmt = (x: string[]): string => x.map((c, i) => c.padEnd(w[i]!)).join('  ').trimEnd();
+    return [fmt(head), fmt(w.map((n) => '-'.repeat(n))), ...rows.map(fmt)];
+  };
+  const scoreRow = (label: string, s: Scores): string[] => [label, String(s.fixes), String(s.predictions), String(s.truePositives), s.precision.toFixed(3), s.recall.toFixed(3), s.f1.toFixed(3)];
+  const perFix = r.rows.map((x) => {
+    const e = x.execution;
+    const outcome = e.kind === 'dropped' ? `dropped: ${e.reason}` : `${e.outcome}${e.commit ? ` ${short(e.commit)}` : ''}`;
+    const hit = (p: string[]): string => (p.length ? (p.some((s) => x.inducing.includes(s)) ? 'right' : 'wrong') : 'none');
+    return [short(x.fix), outcome, e.kind === 'bisected' ? hit(x.blame) : '-', e.kind === 'bisected' ? hit(x.combined) : '-', String(e.cost.containers), String(e.cost.runs), e.cost.seconds.toFixed(1), x.reused ? 'checkpoint' : 'run'];
+  });
+  const reasons = new Map<string, number>();
+  for (const d of r.dropped) reasons.set(d.reason, (reasons.get(d.reason) ?? 0) + 1);
+  const scored = r.blame.fixes;
+  const perScored = (k: 'containers' | 'runs' | 'seconds'): string => (scored ? (r.rows.filter((x) => x.execution.kind === 'bisected').reduce((a, x) => a + x.execution.cost[k], 0) / scored).toFixed(1) : '-');
+  return [
+    `scored: ${scored} of ${r.rows.length} oracle fixes (those whose tests fail at the fix's parent and pass at the fix); dropped: ${r.dropped.length}${reasons.size ? ` (${[...reasons].map(([k, n]) => `${k} ${n}`).join(', ')})` : ''}`,
+    '',
+    ...table(['variant', 'fixes', 'predictions', 'TP', 'precision', 'recall', 'F1'], [scoreRow('blame only', r.blame), scoreRow('blame + execution', r.combined)]),
+    '',
+    `rule: ${EXECUTION_RULE}`,
+    `cost per scored fix: ${perScored('containers')} containers started, ${perScored('runs')} runs (probes), ${perScored('seconds')} s; this run: ${r.work.fixesRun} fix(es) run, ${r.work.containers} containers, ${r.work.runs} runs, ${r.work.seconds.toFixed(1)} s`,
+    '',
+    ...table(['fix', 'execution', 'blame', 'blame+exec', 'containers', 'runs', 'seconds', 'from'], perFix),
+    ...(r.dropped.length ? ['', 'dropped (not scored):', ...r.dropped.map((d) => `  ${short(d.fix)}  ${d.reason}: ${d.detail}`)] : []),
+  ].join('\n');
+}

@@ -1,0 +1,156 @@
+/**
+ * A fix's own tests as validate's S4/S5 see them, then their bisection (`foresight szz-eval --execute`,
+ * issue 12). The fix's test and support files are laid over its parent (S4: they must fail) and run at the
+ * fix (S5: they must pass), in the fix's era environment and on the recipe's backends in turn, one run each;
+ * the fail->pass tests are then bisected (core/attribution) in the same containers, bounded by the
+ * candidates given. A fix whose tests cannot run here is dropped with a literal reason, never scored.
+ */
+import { bisectInducer, type BisectResult } from '../../core/attribution/index.ts';
+import { isIgnoredTest, type StateRun } from '../../core/env/index.ts';
+import { splitPatch } from '../../core/extract/split-patch.ts';
+import type { ListedChanges } from '../../core/history/changes.ts';
+import type { Logger } from '../../core/log.ts';
+import type { StateResult } from '../../core/model/validated.ts';
+import { aggregateRuns, type StateRequest } from './aggregate-runs.ts';
+import { ChainContainers } from './chain-containers.ts';
+import type { ChainWork } from './chain-work.ts';
+import { computeSets } from './compute-sets.ts';
+import { chainBackends } from './validate-chain.ts';
+
+/** Why a fix's tests say nothing here: not scored. */
+export const FIX_DROP_REASONS = [
+  /** The fix's parent is not on the first-parent history (a merged branch's commit): nothing to bisect along. */
+  'not_on_mainline',
+  /** The fix touched no test module. */
+  'no_test_files',
+  /** The fix's era environment did not build. */
+  'env_broken',
+  /** A run gave no outcome (timeout, no report, a service that did not start): our infrastructure. */
+  'infra',
+  /** The fix's own tests crash the runner or cannot be imported at the fix itself. */
+  'fix_tests_broken',
+  /** The runner crashes at the fix's parent with its tests laid over (they need code the fix adds). */
+  'base_crash',
+  /** The deciding tests are skipped at the fix on every backend. */
+  'tests_skipped',
+  /** No test fails at the fix's parent and passes at the fix. */
+  'not_fail_to_pass',
+] as const;
+export type FixDropReason = (typeof FIX_DROP_REASONS)[number];
+
+/** What a fix's container work cost: containers started (a warm pooled one reused is not counted), runs, wall seconds. */
+export interface FixCost {
+  containers: number;
+  runs: number;
+  seconds: number;
+}
+
+export type FixExecution =
+  | { kind: 'dropped'; reason: FixDropReason; detail: string; cost: FixCost }
+  | { kind: 'bisected'; failToPass: string[]; backend: string; testFiles: string[]; bisect: BisectResult; cost: FixCost };
+
+export interface FixInput {
+  clone: string;
+  /** The fix (`headSha`) and its first parent (`baseSha`). */
+  fix: { baseSha: string; headSha: string };
+  /** Blame's ranked candidates: the bounds of the search. */
+  candidates: readonly string[];
+  /** The first-parent history and its changes (core/history listChanges). */
+  history: ListedChanges;
+  /** For log lines and container names. */
+  label: string;
+}
+
+/** Run a fix's tests at its parent and at the fix; bisect the fail->pass ones. Throws only on infrastructure (Docker). */
+export async function executeFix(work: ChainWork, input: FixInput, signal: AbortSignal, log: Logger): Promise<FixExecution> {
+  const t0 = Date.now();
+  let runs = 0;
+  let containers = 0;
+  const cost = (): FixCost => ({ containers, runs, seconds: (Date.now() - t0) / 1000 });
+  const drop = (reason: FixDropReason, detail: string): FixExecution => ({ kind: 'dropped', reason, detail, cost: cost() });
+  const { fix } = input;
+  if (!input.history.mainline.some((c) => c.sha === fix.baseSha)) return drop('not_on_mainline', `${fix.baseSha.slice(0, 10)} is not a first-parent commit`);
+  const split = await splitPatch(input.clone, fix.baseSha, fix.headSha);
+  if (!split.testFiles.length) return drop('no_test_files', `${fix.headSha.slice(0, 10)} touched no test module`);
+  const { testFiles, overlayFiles } = split;
+  // validate's S4 and S5 of a chain whose PR2 is this fix; both in the era of the fix (PR2's head).
+  const requests: Record<'S4' | 'S5', StateRequest> = {
+    S4: { name: 'S4', checkout: fix.baseSha, overlay: fix.headSha, testFiles, overlayFiles },
+    S5: { name: 'S5', checkout: fix.headSha, overlay: null, testFiles, overlayFiles: [] },
+  };
+  const era = await work.eraOf(fix.headSha, testFiles, signal, undefined, log);
+  if (era.kind === 'broken') return drop('env_broken', era.problem);
+  const fileOf = (id: string, files: readonly string[]): string | null => era.runner.testFileOf?.(id, files) ?? id.split('::')[0] ?? null;
+  const backends = chainBackends({ pr1: era, pr2: era });
+  let last: FixExecution | null = null;
+  for (const backend of backends) {
+    const pool = new ChainContainers(work.containers(signal, log), backend, input.label);
+    let out: { result: FixExecution; next: boolean } | null = null;
+    try {
+      const state = async (name: 'S4' | 'S5'): Promise<StateResult> => {
+        const req = requests[name];
+        const got = await pool.envOf(era);
+        if (got.kind === 'broken') return { name, checkout: req.checkout, overlay: req.overlay, testFiles, outcome: { kind: 'infra', reason: 'env_build', detail: got.problem }, runs: 0, tests: {}, collectionErrors: [], durationMs: 0 };
+        signal.throwIfAborted();
+        const run: StateRun = await got.env.runState({ checkout: req.checkout, overlay: req.overlay, testFiles: req.testFiles, overlayFiles: req.overlayFiles });
+        signal.throwIfAborted();
+        runs++;
+        return withoutIgnored(aggregateRuns(req, [run], got.runner.exitCodes), era.recipe);
+      };
+      const S4 = await state('S4');
+      const S5 = await state('S5');
+      // PR2's sets depend on S4 and S5 only: the PR1 states are stand-ins, never read for them.
+      const f2p = computeSets({ S1: S4, S2: S5, S3: S5, S4, S5 }, fileOf).PR2_FAIL_TO_PASS;
+      const problem = stateProblem(S4, S5, f2p);
+      if (problem) {
+        // Only skipped tests move on to the next backend, as validate's fallback does.
+        out = { result: { kind: 'dropped', reason: problem.reason, detail: `${backend}: ${problem.detail}`, cost: cost() }, next: problem.reason === 'tests_skipped' };
+      } else {
+        const { mainline, changes } = input.history;
+        const bisect = await bisectInducer({
+          mainline,
+          changes,
+          fix,
+          failToPass: f2p,
+          testFiles,
+          overlayFiles,
+          candidates: input.candidates,
+          envFor: async (commit) => {
+            const e = await work.eraOf(commit, testFiles, signal, undefined, log);
+            return e.kind === 'broken' ? { kind: 'broken', problem: e.problem } : pool.envOf(e);
+          },
+          signal,
+          // S4 just ran exactly the bisection's bad-end probe.
+          knownBad: f2p,
+        });
+        runs += bisect.cost.runs;
+        out = { result: { kind: 'bisected', failToPass: f2p, backend, testFiles, bisect, cost: cost() }, next: false };
+      }
+    } finally {
+      containers += pool.opened;
+      await pool.close();
+    }
+    // The cost once this backend's containers are counted (out is set unless the try threw).
+    last = { ...out!.result, cost: cost() };
+    if (!out!.next) return last;
+  }
+  return last ?? drop('infra', 'no backend was tried');
+}
+
+/** Why S4/S5 give no fail->pass test to bisect, or null when they do. */
+function stateProblem(S4: StateResult, S5: StateResult, f2p: readonly string[]): { reason: FixDropReason; detail: string } | null {
+  for (const s of [S5, S4]) if (s.outcome.kind === 'infra') return { reason: 'infra', detail: `${s.name}: ${s.outcome.detail}` };
+  if (S5.outcome.kind !== 'ran') return { reason: 'fix_tests_broken', detail: `at the fix: ${S5.outcome.detail}` };
+  if (S5.collectionErrors.length) return { reason: 'fix_tests_broken', detail: `${S5.collectionErrors.join(', ')} cannot be imported at the fix` };
+  if (S4.outcome.kind !== 'ran') return { reason: 'base_crash', detail: `at the fix's parent: ${S4.outcome.detail}` };
+  if (f2p.length) return null;
+  const skipped = Object.entries(S5.tests).filter(([id, o]) => o === 'skip' && S4.tests[id] !== 'pass').map(([id]) => id);
+  if (skipped.length) return { reason: 'tests_skipped', detail: `skipped at the fix: ${skipped.sort().slice(0, 5).join(', ')}` };
+  return { reason: 'not_fail_to_pass', detail: "no test fails at the fix's parent and passes at the fix" };
+}
+
+/** A recipe's ignored tests are never graded (as validate drops them before its sets). */
+function withoutIgnored(s: StateResult, recipe: Parameters<typeof isIgnoredTest>[0]): StateResult {
+  if (!recipe.ignoreTests.length) return s;
+  return { ...s, tests: Object.fromEntries(Object.entries(s.tests).filter(([id]) => !isIgnoredTest(recipe, id))) };
+}

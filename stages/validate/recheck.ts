@@ -1,0 +1,86 @@
+/**
+ * Recheck: validate stored chains again from scratch (no checkpoint, attribution off: the chain's PR1 as
+ * stored) and say, field by field, whether the rerun gives the same sets and the same exclusion. What
+ * "every row's sets hold when rerun" is measured with; a flaky test caught in one run only shows here.
+ */
+import { errorMessage } from '../../core/errors.ts';
+import { ExtractedChainSchema, type ExtractedChain } from '../../core/model/extracted.ts';
+import type { ValidatedChain } from '../../core/model/validated.ts';
+import { ChainWork, type ChainWorkOptions } from './chain-work.ts';
+
+/** The fields a rerun must reproduce. */
+export const RECHECKED_SETS = ['FAIL_TO_PASS', 'PASS_TO_PASS', 'p2p_excluded_gold_fail', 'ANTICIPATION_FAIL_TO_PASS', 'PR2_FAIL_TO_PASS', 'PR2_PASS_TO_PASS'] as const;
+
+export interface SetDifference {
+  field: (typeof RECHECKED_SETS)[number];
+  /** In the stored chain only. */
+  stored: string[];
+  /** In the rerun only. */
+  rerun: string[];
+}
+
+export type RecheckResult = { instance_id: string; wallMs: number } & (
+  | { verdict: 'same' }
+  | {
+      verdict: 'differs';
+      sets: SetDifference[];
+      /** `reason` (or null) stored → rerun, when the exclusion changed. */
+      exclusion: { stored: string | null; rerun: string | null } | null;
+      backend: { stored: string; rerun: string } | null;
+    }
+  /** The rerun could not run (Docker, an image): no evidence either way. */
+  | { verdict: 'error'; detail: string }
+);
+
+/** The chain as extract gave it to validate (validate's own exclusion and sets dropped). */
+export function asExtracted(v: ValidatedChain): ExtractedChain {
+  const chain = ExtractedChainSchema.parse(v);
+  return { ...chain, excluded: v.excluded?.stage === 'extract' ? v.excluded : null };
+}
+
+export function compareValidated(stored: ValidatedChain, rerun: ValidatedChain): Omit<Extract<RecheckResult, { verdict: 'differs' }>, 'instance_id' | 'wallMs' | 'verdict'> | null {
+  const sets: SetDifference[] = [];
+  for (const field of RECHECKED_SETS) {
+    const a = new Set(stored[field]);
+    const b = new Set(rerun[field]);
+    const onlyStored = [...a].filter((t) => !b.has(t)).sort();
+    const onlyRerun = [...b].filter((t) => !a.has(t)).sort();
+    if (onlyStored.length || onlyRerun.length) sets.push({ field, stored: onlyStored, rerun: onlyRerun });
+  }
+  const was = stored.excluded?.reason ?? null;
+  const now = rerun.excluded?.reason ?? null;
+  const exclusion = was === now ? null : { stored: was, rerun: now };
+  const backend = stored.db_backend === rerun.db_backend ? null : { stored: stored.db_backend, rerun: rerun.db_backend };
+  return sets.length || exclusion || backend ? { sets, exclusion, backend } : null;
+}
+
+export interface RecheckOptions extends Omit<ChainWorkOptions, 'poolSize'> {
+  signal: AbortSignal;
+  onResult?: (r: RecheckResult, done: number, total: number) => void;
+}
+
+/** Validate each chain again (one at a time, `opts.validate` as given but attribution off) and compare. */
+export async function recheckChains(chains: readonly ValidatedChain[], opts: RecheckOptions): Promise<RecheckResult[]> {
+  const work = await ChainWork.open({ ...opts, validate: { ...opts.validate, attribution: 'off' }, poolSize: 1 });
+  const out: RecheckResult[] = [];
+  try {
+    for (const stored of chains) {
+      opts.signal.throwIfAborted();
+      const t0 = Date.now();
+      let result: RecheckResult;
+      try {
+        const { chain } = await work.run(asExtracted(stored), opts.signal);
+        const diff = compareValidated(stored, chain);
+        result = diff ? { instance_id: stored.instance_id, wallMs: Date.now() - t0, verdict: 'differs', ...diff } : { instance_id: stored.instance_id, wallMs: Date.now() - t0, verdict: 'same' };
+      } catch (err) {
+        if (opts.signal.aborted) throw err;
+        result = { instance_id: stored.instance_id, wallMs: Date.now() - t0, verdict: 'error', detail: errorMessage(err) };
+      }
+      out.push(result);
+      opts.onResult?.(result, out.length, chains.length);
+    }
+  } finally {
+    await work.close();
+  }
+  return out;
+}

@@ -1,0 +1,111 @@
+/**
+ * `szz-eval --execute` through real Docker on a history the test generates (squash-merged PRs "Title (#N)"):
+ *  - #5 fixes greet() crashing on None; blame names #1, which wrote the fixed lines, but #3 deleted the None
+ *    guard of the helper greet relies on: the bisection names #3, so blame + execution scores what blame misses;
+ *  - #7's test module imports a package this environment does not have: its tests cannot run at the fix, so it
+ *    is dropped with that reason and scored by neither.
+ * A rerun reads the checkpoints and does no container work. One container (the bookworm base image has
+ * pytest; a root conftest.py puts the work tree on sys.path).
+ */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../core/config.ts';
+import { connectDocker, DEFAULT_BASE_ALIAS, ensureImage, isDockerReachable } from '../../core/env/index.ts';
+import { silentLogger } from '../../core/log.ts';
+import { readOracle } from '../../stages/szz/index.ts';
+import { executeOracle, formatExecuteReport, type ExecuteReport } from '../../pipeline/szz-execute.ts';
+import { gitRepo, type GitRepo } from '../helpers/git-repo.ts';
+
+const docker = connectDocker();
+const dockerUp = await isDockerReachable(docker);
+const skip = !dockerUp && !process.env['CI'];
+if (skip) console.warn('[szz-execute.test] SKIPPED: Docker is not reachable and CI is unset');
+
+const day = (n: number): string => `2024-03-${String(n).padStart(2, '0')}T12:00:00Z`;
+const NORMALIZE_GUARDED = "def normalize(s):\n    if s is None:\n        return ''\n    return ' '.join(s.split())\n";
+const GREET = "from text import normalize\n\n\ndef greet(name):\n    return 'hello ' + normalize(name)\n";
+const TEST_GREET = "from greet import greet\n\n\ndef test_greet():\n    assert greet('  ann ') == 'hello ann'\n";
+
+describe.skipIf(skip)('szz-eval --execute (Docker, a generated history)', () => {
+  let repo: GitRepo;
+  let dataRoot: string;
+  const sha: Record<number, string> = {};
+  let first: ExecuteReport;
+  let run: () => Promise<ExecuteReport>;
+  beforeAll(async () => {
+    await ensureImage(DEFAULT_BASE_ALIAS, { docker });
+    repo = await gitRepo();
+    const prs: Array<{ title: string; files: Record<string, string> }> = [
+      { title: 'Add text helpers', files: { 'text.py': NORMALIZE_GUARDED, 'greet.py': GREET, 'tests/test_greet.py': TEST_GREET } },
+      { title: 'Document the helpers', files: { 'README.md': 'demo: greet and normalize\n' } },
+      { title: 'Simplify normalize', files: { 'text.py': "def normalize(s):\n    return ' '.join(s.split())\n" } },
+      { title: 'Update the docs', files: { 'README.md': 'demo: greet, normalize\n' } },
+      {
+        title: 'Fix greet crashing on a missing name',
+        files: {
+          'greet.py': "from text import normalize\n\n\ndef greet(name):\n    if name is None:\n        return 'hello '\n    return 'hello ' + normalize(name)\n",
+          'tests/test_greet.py': `${TEST_GREET}\n\ndef test_greet_none():\n    assert greet(None) == 'hello '\n`,
+        },
+      },
+      { title: 'Add a settings loader', files: { 'loader.py': "def load(text):\n    return dict(line.split('=') for line in text.splitlines())\n" } },
+      {
+        title: 'Fix the loader on blank lines',
+        files: {
+          'loader.py': "def load(text):\n    return dict(line.split('=') for line in text.splitlines() if line.strip())\n",
+          // A package no environment here installs: the test module cannot be imported, not even at the fix.
+          'tests/test_loader.py': "import not_installed_anywhere\nfrom loader import load\n\n\ndef test_blank_lines():\n    assert load('a=1\\n\\nb=2') == {'a': '1', 'b': '2'}\n",
+        },
+      },
+    ];
+    await repo.commit({ files: { 'README.md': 'demo\n', 'conftest.py': '' }, message: 'Initial commit', date: day(1) });
+    for (const [i, pr] of prs.entries()) sha[i + 1] = await repo.commit({ files: pr.files, message: `${pr.title} (#${i + 1})`, date: day(i + 2) });
+    dataRoot = await mkdtemp(join(tmpdir(), 'foresight-szz-execute-'));
+    const oraclePath = join(dataRoot, 'oracle.jsonl');
+    await writeFile(oraclePath, [{ fix: sha[5], inducing: [sha[3]] }, { fix: sha[7], inducing: [sha[6]] }].map((e) => JSON.stringify(e)).join('\n') + '\n');
+    const oracle = await readOracle(oraclePath);
+    const config = loadConfig({ FORESIGHT_OFFLINE: '1', FORESIGHT_IMAGE: DEFAULT_BASE_ALIAS });
+    const ac = new AbortController();
+    run = () => executeOracle({ repo: 'gen/szzexec', clone: repo.dir, oracle, config, repoDir: join(dataRoot, 'gen__szzexec'), jobs: 1, log: silentLogger, signal: ac.signal });
+    first = await run();
+    console.log(`[szz-execute]\n${formatExecuteReport(first)}`);
+  }, 300_000);
+  afterAll(async () => {
+    await repo?.remove();
+    if (dataRoot) await rm(dataRoot, { recursive: true, force: true });
+  });
+
+  it("scores #5 on blame alone (wrong: #1's lines) and on blame + execution (the bisection's #3), on the same entry", () => {
+    const row = first.rows.find((r) => r.fix === sha[5])!;
+    expect(row.blame).not.toContain(sha[3]);
+    expect(row.execution).toMatchObject({ kind: 'bisected', outcome: 'found', commit: sha[3], failToPass: ['tests/test_greet.py::test_greet_none'] });
+    expect(row.combined).toEqual([sha[3]]);
+    expect(first.blame.fixes).toBe(1);
+    expect(first.combined.fixes).toBe(1);
+    expect(first.blame.f1).toBe(0);
+    expect(first.combined.f1).toBe(1);
+    // S4 and S5, then the bisection's probes (its bad end is S4, not run again), in one container.
+    expect(row.execution.cost.containers).toBe(1);
+    expect(row.execution.cost.runs).toBeGreaterThanOrEqual(4);
+  });
+
+  it('drops #7, whose test module cannot be imported even at the fix, with that reason, and scores it nowhere', () => {
+    expect(first.dropped).toEqual([{ fix: sha[7], reason: 'fix_tests_broken', detail: expect.stringContaining('tests/test_loader.py cannot be imported at the fix') }]);
+    const printed = formatExecuteReport(first);
+    expect(printed).toContain('scored: 1 of 2 oracle fixes');
+    expect(printed).toMatch(/blame only\s+1\s+\d+\s+0\s+.*0\.000/);
+    expect(printed).toMatch(/blame \+ execution\s+1\s+1\s+1\s+1\.000\s+1\.000\s+1\.000/);
+    expect(printed).toContain('fix_tests_broken: sqlite: tests/test_loader.py cannot be imported at the fix');
+    expect(printed).toContain("rule: blame + execution: the bisection's commit");
+  });
+
+  it('a rerun with the same inputs reads every fix from its checkpoint: no container, no run', async () => {
+    const again = await run();
+    expect(again.rows.every((r) => r.reused)).toBe(true);
+    expect(again.work).toEqual({ fixesRun: 0, containers: 0, runs: 0, seconds: 0 });
+    expect(again.combined).toEqual(first.combined);
+    expect(again.blame).toEqual(first.blame);
+    expect(again.dropped).toEqual(first.dropped);
+  }, 60_000);
+});
