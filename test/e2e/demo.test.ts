@@ -9,6 +9,7 @@ import { connectDocker, isDockerReachable, RUN_LABEL } from '../../core/env/inde
 import { readParquetTable } from '../../stages/emit/write-parquet.ts';
 import { fakeModel } from '../helpers/fake-model.ts';
 import { startFakeOpenAI } from '../helpers/fake-openai.ts';
+import { DEMO_SECRET, minedDemoCopy, minedDemoOutput } from '../helpers/demo.ts';
 import { pythonWithDatasets, runPython } from '../helpers/python.ts';
 
 const run = promisify(execFile);
@@ -16,7 +17,7 @@ const ROOT = join(import.meta.dirname, '..', '..');
 const FLAKY = 'tests/test_text.py::test_normalize_space_random_input';
 const SETS = ['FAIL_TO_PASS', 'PASS_TO_PASS', 'p2p_excluded_gold_fail', 'ANTICIPATION_FAIL_TO_PASS', 'PR2_FAIL_TO_PASS', 'PR2_PASS_TO_PASS'];
 
-const KEY = 'sk-demo-secret-never-logged';
+const KEY = DEMO_SECRET;
 
 async function foresight(args: string[], env: Record<string, string> = {}): Promise<{ stdout: string; stderr: string }> {
   // The real CLI, as a user runs it; a secret in the environment must never reach an artifact.
@@ -41,10 +42,11 @@ describe.skipIf(!dockerUp)('make demo, end to end through real Docker', () => {
   let first: { stdout: string; stderr: string };
 
   beforeAll(async () => {
-    data = await mkdtemp(join(tmpdir(), 'foresight-e2e-'));
+    // The run's one `foresight demo` (test/helpers/demo.ts), this file's own copy of what it mined.
+    data = await minedDemoCopy();
+    first = await minedDemoOutput();
     repoDir = join(data, 'demo__minilib');
     hf = join(repoDir, 'emit', 'hf');
-    first = await foresight(['demo', '--data', data]);
   }, 600_000);
 
   it('emits exactly the two true chains into the test split, with their fail->pass sets', async () => {
@@ -171,7 +173,7 @@ describe.skipIf(!dockerUp)('make demo, end to end through real Docker', () => {
     const log = await readFile(join(repoDir, 'foresight.log.jsonl'), 'utf8');
     expect(log).toContain('"stage":"validate"');
     for (const f of ['foresight.log.jsonl', 'validate/items.jsonl', 'judge/items.jsonl', 'emit/items.jsonl']) {
-      expect(await readFile(join(repoDir, f), 'utf8')).not.toContain('sk-demo-secret-never-logged');
+      expect(await readFile(join(repoDir, f), 'utf8')).not.toContain(KEY);
     }
   });
 

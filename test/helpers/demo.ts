@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { cp, mkdtemp, rename, rm } from 'node:fs/promises';
+import { cp, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -26,8 +26,10 @@ export function runOn(ws: { dataRoot: string; repo: { name: string; clone: strin
 }
 
 const ROOT = join(import.meta.dirname, '..', '..');
-// Secrets never reach the shared demo; the judges are the offline rules whatever the caller's environment says.
+// The caller's secrets never reach the shared demo (a planted one does); the judges are the offline rules whatever the caller's environment says.
 const SECRETS = ['GITHUB_TOKEN', 'FORESIGHT_LLM_API_KEY', 'OPENAI_API_KEY', 'HF_TOKEN'];
+/** The API key the shared demo run holds in its environment: no artifact or log may contain it. */
+export const DEMO_SECRET = 'sk-demo-secret-never-logged';
 
 /**
  * A data root holding the demo mined end to end by the real CLI (`foresight demo`), the caller's own copy.
@@ -41,15 +43,32 @@ export async function minedDemoCopy(): Promise<string> {
     await rm(partial, { recursive: true, force: true });
     const env: NodeJS.ProcessEnv = { ...process.env, FORESIGHT_LLM_BASE_URL: '' };
     for (const k of SECRETS) delete env[k];
-    await run(join(ROOT, 'node_modules/.bin/tsx'), [join(ROOT, 'pipeline/bin.ts'), 'demo', '--data', partial], { cwd: ROOT, env, maxBuffer: 64 * 1024 * 1024 }).catch(
+    // A planted key (no endpoint: the judges stay offline rules): test/e2e looks for it in every artifact.
+    env['FORESIGHT_LLM_API_KEY'] = DEMO_SECRET;
+    const out = await run(join(ROOT, 'node_modules/.bin/tsx'), [join(ROOT, 'pipeline/bin.ts'), 'demo', '--data', partial], { cwd: ROOT, env, maxBuffer: 64 * 1024 * 1024 }).catch(
       (e: { stderr?: string }) => {
         throw new Error(`foresight demo failed:\n${String(e.stderr ?? e).slice(-2000)}`);
       },
     );
+    // What the run printed, beside (not in) the data: minedDemoOutput.
+    await writeFile(`${partial}.stdout`, out.stdout);
+    await writeFile(`${partial}.stderr`, out.stderr);
     // Another file may have finished first (parallel runs): either copy is the same demo.
-    await rename(partial, shared).catch(() => rm(partial, { recursive: true, force: true }));
+    await rename(partial, shared).then(
+      async () => {
+        await rename(`${partial}.stdout`, `${shared}.stdout`);
+        await rename(`${partial}.stderr`, `${shared}.stderr`);
+      },
+      () => Promise.all([partial, `${partial}.stdout`, `${partial}.stderr`].map((p) => rm(p, { recursive: true, force: true }))),
+    );
   }
   const copy = await mkdtemp(join(tmpdir(), 'foresight-demo-copy-'));
   await cp(shared, copy, { recursive: true, preserveTimestamps: true });
   return copy;
+}
+
+/** What the shared demo's `foresight demo` run printed (after minedDemoCopy). */
+export async function minedDemoOutput(): Promise<{ stdout: string; stderr: string }> {
+  const shared = join(inject('sharedDir'), 'demo');
+  return { stdout: await readFile(`${shared}.stdout`, 'utf8'), stderr: await readFile(`${shared}.stderr`, 'utf8') };
 }

@@ -5,7 +5,7 @@
  * locally and pulled back by the row's name passes the gold check. (Demo eval-image keys are the same in
  * every suite; emit rebuilds a deleted one whenever it needs it.)
  */
-import { readFile } from 'node:fs/promises';
+import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultConfig, loadConfig, loadSecrets } from '../../core/config.ts';
@@ -13,7 +13,7 @@ import { ForesightError } from '../../core/errors.ts';
 import { connectDocker, isDockerReachable } from '../../core/env/index.ts';
 import { silentLogger } from '../../core/log.ts';
 import { pushImages } from '../../pipeline/push-images.ts';
-import { demoWorkspace, runOn } from '../helpers/demo.ts';
+import { minedDemoCopy } from '../helpers/demo.ts';
 import { freePort, hasRegistryBin, startRegistry, type TestRegistry } from '../helpers/registry.ts';
 import { gradeLimits, runEval } from '../../pipeline/eval/index.ts';
 
@@ -36,20 +36,22 @@ describe('pushImages without a registry', () => {
 });
 
 describe.skipIf(skip)('pushImages: the demo eval images to a registry on 127.0.0.1', () => {
-  let ws: Awaited<ReturnType<typeof demoWorkspace>>;
+  let ws: { root: string; dataRoot: string; repo: { name: string; clone: string } };
   let reg: TestRegistry;
   let hf = '';
   let localTest: Row[] = [];
 
   beforeAll(async () => {
-    ws = await demoWorkspace();
+    // The run's mined demo (test/helpers/demo.ts), this file's own copy.
+    const data = await minedDemoCopy();
+    ws = { root: data, dataRoot: data, repo: { name: 'demo/minilib', clone: join(data, 'demo__minilib', 'clone') } };
     hf = join(ws.dataRoot, 'demo__minilib', 'emit', 'hf', 'jsonl');
-    await runOn(ws);
     localTest = await jsonl(join(hf, 'test.jsonl'));
     reg = await startRegistry();
   }, 600_000);
 
   afterAll(async () => {
+    if (ws) await rm(ws.root, { recursive: true, force: true });
     await reg?.stop();
     if (!reg) return;
     // Only the registry-named tags are ours; untagging leaves the shared local eval images alone.
