@@ -101,19 +101,40 @@ export async function searchFirstBad(opts: SearchOptions): Promise<SearchResult>
   let good: number | null = null;
   let tried = 0;
   const queue = goodEndOrder(opts.mainline, opts.bad, opts.candidates, opts.windowDays);
-  while (queue.length && tried < opts.maxGoodEndProbes && steps.length < opts.maxProbes) {
-    const { index: i, from } = queue.shift()!;
-    if (known.has(i)) continue;
-    // The window looks further back than the oldest failure seen so far, never between it and the bad end.
-    if (from === 'window' && [...known].some(([j, o]) => o === 'bad' && j < i && j !== opts.bad)) continue;
+  const blamed = new Set(opts.candidates);
+  // After a skip at s with no good end yet, probe inside (s, oldest failure): the commit after s when
+  // blame names it (the code may arrive there), else the middle; a skip looks newer, a failure older.
+  // Halving, not stepping one commit per skip (Django: six skips below the commit where the fix's test
+  // module starts to import) nor the window's gallop (it ignores s). Counted in maxGoodEndProbes: on
+  // Django the module may start to import after the true inducer, and pinning that boundary from afar
+  // would name it `introduced` wrongly; unpinned it ends `no_good_end` and blame stands.
+  const afterSkip = (): number | null => {
+    const hi = Math.min(...[...known].filter(([, o]) => o === 'bad').map(([i]) => i));
+    const skips = [...known].filter(([i, o]) => o === 'skip' && i < hi).map(([i]) => i);
+    if (!skips.length) return null;
+    const s = Math.max(...skips);
+    if (hi - s <= 1) return null;
+    return blamed.has(s + 1) ? s + 1 : (s + hi) >> 1;
+  };
+  // The queue's next commit worth probing, or null when it is spent.
+  const fromQueue = (): number | null => {
+    while (queue.length) {
+      const { index: i, from } = queue.shift()!;
+      if (known.has(i)) continue;
+      // The window looks further back than the oldest failure seen so far, never between it and the bad end.
+      if (from === 'window' && [...known].some(([j, o]) => o === 'bad' && j < i && j !== opts.bad)) continue;
+      return i;
+    }
+    return null;
+  };
+  while (tried < opts.maxGoodEndProbes && steps.length < opts.maxProbes) {
+    const i = afterSkip() ?? fromQueue();
+    if (i === null) break;
     tried++;
-    const o = await probe(i, 'good_end');
-    if (o === 'good') {
+    if ((await probe(i, 'good_end')) === 'good') {
       good = i;
       break;
     }
-    // Tests that cannot run here (the code they test is not there yet): try the next commit first.
-    if (o === 'skip' && i + 1 < opts.bad && !known.has(i + 1)) queue.unshift({ index: i + 1, from });
   }
   if (good === null) {
     const born = introduction(steps, opts.mainline);
@@ -127,11 +148,11 @@ export async function searchFirstBad(opts: SearchOptions): Promise<SearchResult>
   let hi = Math.min(...[...known].filter(([i, o]) => i > good && o === 'bad').map(([i]) => i));
   const range = (): string[] => Array.from({ length: hi - lo }, (_, k) => sha(lo + 1 + k));
   // The good end is just before a blamed commit: test blame's answer first (bad there: found in one probe).
-  const blamed = good + 1;
-  if (blamed < hi && opts.candidates.includes(blamed) && !known.has(blamed) && steps.length < opts.maxProbes) {
-    const o = await probe(blamed, 'bisect');
-    if (o === 'good') lo = blamed;
-    else if (o === 'bad') hi = blamed;
+  const next = good + 1;
+  if (next < hi && blamed.has(next) && !known.has(next) && steps.length < opts.maxProbes) {
+    const o = await probe(next, 'bisect');
+    if (o === 'good') lo = next;
+    else if (o === 'bad') hi = next;
   }
   while (hi - lo > 1) {
     const i = nextProbe(lo, hi, known);

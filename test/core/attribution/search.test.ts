@@ -117,6 +117,28 @@ describe('searchFirstBad', () => {
     expect(await history('SSSSSB', { candidates: [3] }).run()).toMatchObject({ kind: 'introduced', commit: 'c5' });
   });
 
+  it('a test module that imports only from c120 on, blame older (c40), bug at c170: halving past the import errors finds c170, not six skips in a row', async () => {
+    const h = history(`${'S'.repeat(120)}${'G'.repeat(50)}${'B'.repeat(30)}`, { candidates: [40] });
+    const res = await h.run();
+    expect(res).toMatchObject({ kind: 'found', commit: 'c170' });
+    // Before the candidate, the candidate, then the middle of (c40, c199): skip, so the middle of (c119, c199).
+    expect(res.steps.filter((s) => s.role === 'good_end').map((s) => `${s.commit}:${s.outcome}`)).toEqual(['c39:skip', 'c40:skip', 'c119:skip', 'c159:good']);
+    expect(h.probed.length).toBeLessThanOrEqual(24);
+  });
+
+  it('module and bug arrive together at c12 (blame older, c3): the import boundary is halved down to it, introduced at c12', async () => {
+    const h = history(`${'S'.repeat(12)}${'B'.repeat(8)}`, { candidates: [3] });
+    expect(await h.run()).toMatchObject({ kind: 'introduced', commit: 'c12' });
+    // c19 (bad end), c2, c3 skip, then (c3, c19) halved: c11 skip, c15, c13, c12 fail.
+    expect(h.probed).toEqual(['c19', 'c2', 'c3', 'c11', 'c15', 'c13', 'c12']);
+  });
+
+  it('an import boundary farther than the good-end budget can halve is not guessed: no_good_end, not introduced at the oldest failure seen', async () => {
+    const h = history(`${'S'.repeat(120)}${'B'.repeat(80)}`, { candidates: [40] });
+    expect(await h.run()).toMatchObject({ kind: 'no_good_end' });
+    expect(h.probed).toHaveLength(1 + 6);
+  });
+
   it('an import error between two failures is a passing breakage, not the code\'s arrival: no_good_end, not introduced', async () => {
     expect(await history('BSBBB', { candidates: [2] }).run()).toMatchObject({ kind: 'no_good_end' });
   });
