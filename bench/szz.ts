@@ -1,6 +1,7 @@
 /**
- * Benchmark: discover + szz on a repository's full history, against a plain B-SZZ baseline run in the
- * same process on the same candidates. Optionally scores both on an oracle (scripts/build-szz-oracle.ts).
+ * Benchmark: discover + szz on a repository's full history, against a plain B-SZZ baseline and
+ * foresight's earlier blame-only attribution (whole history), run in the same process on the same
+ * candidates. Optionally scores B-SZZ and foresight on an oracle (scripts/build-szz-oracle.ts).
  *
  *   make bench-szz CLONE=/path/to/clone [REPO=owner/name] [ORACLE=oracle.jsonl]
  *   (without CLONE: the generated demo repository)
@@ -42,10 +43,10 @@ const t3 = performance.now();
 await Promise.all(candidates.map((c) => queue.add(() => attributeFix(clone, c.pr2, { variant: 'b-szz' }))));
 const t4 = performance.now();
 
-// The wider attribution (blocks around the fix, the files' history, shared names, ranked): what szz-eval scores.
+// What the szz stage ran before it ranked (blame of the fixed lines only, the whole history), for the ratio.
 const meta = new MetaChanges(clone);
 const t5 = performance.now();
-await Promise.all(candidates.map((c) => queue.add(() => attributeFix(clone, c.pr2, { variant: 'foresight', meta, reportedAt: c.reportedAt, wider: true }))));
+await Promise.all(candidates.map((c) => queue.add(() => attributeFix(clone, c.pr2, { variant: 'foresight', meta, reportedAt: c.reportedAt, horizon: null }))));
 const t6 = performance.now();
 
 const s = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
@@ -56,7 +57,7 @@ console.log(`candidates blamed: ${candidates.length}, concurrency ${concurrency}
 console.log(`foresight discover: ${s(t1 - t0)}, szz: ${s(t2 - t1)}, discover+szz: ${s(ours)}`);
 console.log(`B-SZZ baseline (blame only, same candidates): ${s(baseline)}`);
 console.log(`ratio foresight discover+szz / B-SZZ: ${(ours / baseline).toFixed(2)}`);
-console.log(`foresight wider (same candidates): ${s(t6 - t5)}; discover + wider: ${s(t1 - t0 + t6 - t5)}`);
+console.log(`foresight blame-only, whole history (the szz stage before the horizon; same candidates): ${s(t6 - t5)}; szz stage / it: ${((t2 - t1) / (t6 - t5)).toFixed(2)}`);
 if (values.oracle) {
   const oracle = await readOracle(values.oracle);
   const evals = [];

@@ -11,10 +11,15 @@ export interface BlamedLine {
 
 const HEADER = /^([0-9a-f]{40}) (\d+) (\d+)(?: \d+)?$/;
 
-/** Parse `git blame --porcelain` output into one entry per final line. */
+/**
+ * Parse `git blame --porcelain` output into one entry per final line. Lines left to a boundary commit
+ * (older than `--since`: blame stopped before finding who wrote them) are dropped.
+ */
 export function parsePorcelain(lines: Iterable<string>): BlamedLine[] {
   const out: BlamedLine[] = [];
   const times = new Map<string, number>();
+  // git prints `boundary` once, in a commit's first header block; later lines of it repeat only the header.
+  const boundary = new Set<string>();
   let sha = '';
   let finalLine = 0;
   for (const l of lines) {
@@ -24,8 +29,10 @@ export function parsePorcelain(lines: Iterable<string>): BlamedLine[] {
       finalLine = Number(h[3]);
     } else if (l.startsWith('committer-time ')) {
       times.set(sha, Number(l.slice(15)));
+    } else if (l === 'boundary') {
+      boundary.add(sha);
     } else if (l.startsWith('\t')) {
-      out.push({ line: finalLine, sha, text: l.slice(1), time: times.get(sha) ?? 0 });
+      if (!boundary.has(sha)) out.push({ line: finalLine, sha, text: l.slice(1), time: times.get(sha) ?? 0 });
     }
   }
   return out;
@@ -42,14 +49,19 @@ export interface BlameOptions {
   ignoreRevsFile?: string | null;
   /** A graft file (`<commit> <parent>...` lines, `git blame -S`): blame as if those commits had those parents. */
   grafts?: string | null;
+  /** Unix seconds: look at no commit older (`--since`); lines written before it are left out. */
+  since?: number | null;
 }
 
-/** Blame the given lines of `file` at `rev`, streaming git's porcelain output. */
+/** Blame the given lines of `file` at `rev`, streaming git's porcelain output; lines older than `since` are not returned. */
 export async function blameLines(clone: string, rev: string, file: string, lines: readonly number[], opts: BlameOptions): Promise<BlamedLine[]> {
   if (!lines.length) return [];
   const ranges = toRanges([...new Set(lines)].sort((a, b) => a - b));
   // A commit-graph records the real parents: keep it from overriding the grafts.
   const args = opts.grafts ? ['-c', 'core.commitGraph=false', 'blame', '--porcelain', '-S', opts.grafts] : ['blame', '--porcelain'];
+  // --root: a root commit is otherwise a boundary too, and its lines would be dropped as if beyond `since`.
+  args.push('--root');
+  if (opts.since != null) args.push(`--since=@${Math.floor(opts.since)}`);
   if (opts.whitespace) args.push('-w');
   if (opts.moves) args.push('-M');
   if (opts.ignoreRevsFile) args.push('--ignore-revs-file', opts.ignoreRevsFile);

@@ -46,7 +46,10 @@ export const FITTED: RankerWeights = {
   w: { blame: 1.188, block: 0.774, recent: -0.092, overlap: 0.664, age: 1.935, size: -0.242, age2: -2.684, fresh: 3.287, historyOnly: -2.029, tokens: 3.403, testDir: 1.515 },
 };
 
-/** A top candidate scoring at least this is worth predicting (szz-eval). The szz stage does not rank this way yet (its cost: bench/README.md). */
+/**
+ * A top candidate scoring at least this is worth predicting (szz-eval). The szz stage does not rank this way: on
+ * full Django wider costs 2.3x blame-only (within the horizon) for +0.003 / +0.017 F1 of its top pick (bench/README.md).
+ */
 export const CONFIDENT = 0.5;
 
 export function rankScore(f: CandidateFeatures, weights: RankerWeights = FITTED): number {

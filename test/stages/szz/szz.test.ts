@@ -88,4 +88,11 @@ describe('fixed lines and blame parsing', () => {
       { line: 7, sha: b, text: 'line seven', time: 200 },
     ]);
   });
+
+  it('drops the lines of a boundary commit, also where it repeats without its header', () => {
+    const a = 'a'.repeat(40);
+    const b = 'b'.repeat(40);
+    const out = parsePorcelain([`${b} 3 1 1`, 'committer-time 50', 'boundary', 'filename f.py', '\told', `${a} 2 2 1`, 'committer-time 100', 'filename f.py', '\tnew', `${b} 4 3 1`, 'filename f.py', '\tolder']);
+    expect(out).toEqual([{ line: 2, sha: a, text: 'new', time: 100 }]);
+  });
 });

@@ -27,7 +27,7 @@ function only(feature: keyof CandidateFeatures): RankerWeights {
   return { bias: 0, w: { ...(Object.fromEntries(FEATURES.map((k) => [k, 0])) as RankerWeights['w']), [feature]: 5 } };
 }
 
-async function attribute(repo: GitRepo, fix: string, opts: { wider?: boolean; weights?: RankerWeights; meta?: MetaChanges; reportedAt?: string } = {}): Promise<Attribution> {
+async function attribute(repo: GitRepo, fix: string, opts: { wider?: boolean; weights?: RankerWeights; meta?: MetaChanges; reportedAt?: string; horizon?: number | null } = {}): Promise<Attribution> {
   const base = (await repo.git(['rev-parse', `${fix}^1`])).trim();
   return attributeFix(repo.dir, { baseSha: base, mergeSha: fix }, { variant: 'foresight', meta: opts.meta ?? new MetaChanges(repo.dir), ...opts });
 }
@@ -149,6 +149,25 @@ describe('wider SZZ candidates', () => {
     // Without the report time, the later commit is a candidate (found by the file's history).
     const all = await attribute(repo, fix, { wider: true, meta: new MetaChanges(repo.dir, 3) });
     expect(all.commits.map((c) => c.sha)).toContain(late);
+  });
+  it('the_horizon_hides_older_commits_but_keeps_the_shares_of_newer_ones', async () => {
+    const repo = await fresh();
+    const body = (a: string, b: string, c: string): string => `def f(x):\n    a = x + ${a}\n    b = x * ${b}\n    c = x - ${c}\n    return a, b, c\n`;
+    const root = await repo.commit({ files: { 'pkg/a.py': body('1', '2', '3') }, message: 'Add f', date: '2018-01-01T12:00:00Z' });
+    const old = await repo.commit({ files: { 'pkg/a.py': body('1', '4', '3') }, message: 'Change b', date: '2019-01-01T12:00:00Z' });
+    const mid = await repo.commit({ files: { 'pkg/a.py': body('1', '4', '5') }, message: 'Change c', date: '2023-03-01T12:00:00Z' });
+    const recent = await repo.commit({ files: { 'pkg/a.py': body('6', '4', '5') }, message: 'Change a', date: '2023-06-01T12:00:00Z' });
+    const fix = await repo.commit({ files: { 'pkg/a.py': body('7', '8', '5') }, message: 'Fix a and b', date: '2024-01-10T12:00:00Z' });
+    const all = await attribute(repo, fix, { wider: true, horizon: null });
+    const bounded = await attribute(repo, fix, { wider: true });
+    // Blame (line b), the block (def, return) and the file's history reach `old` and `root` only without the horizon.
+    expect(new Set(all.commits.map((c) => c.sha))).toEqual(new Set([root, old, mid, recent]));
+    expect(find(bounded, old)).toBeUndefined();
+    expect(new Set(bounded.commits.map((c) => c.sha))).toEqual(new Set([mid, recent]));
+    // The lines beyond the horizon still count in the totals: what remains scores as with the whole history.
+    expect(find(bounded, recent)?.features).toEqual(find(all, recent)?.features);
+    expect(find(bounded, mid)?.features).toEqual(find(all, mid)?.features);
+    expect(find(bounded, recent)?.features?.blame).toBe(0.5);
   });
 });
 
