@@ -73,6 +73,12 @@ describe('eligibility rules', () => {
     expect(eligibility('Refactor duration parsing into a table')).toEqual({ verdict: 'refactor', pass: false });
   });
 
+  it('a title restoring lost behaviour is a regression fix and passes; one adding it is a feature', () => {
+    expect(eligibility('Refs #34517 -- Restored skipping ImageFileField.update_dimension_fields without width/height fields.')).toEqual({ verdict: 'bug_fix', pass: true });
+    expect(eligibility('Refs #32433 -- Reallowed calling QuerySet.delete() after distinct().')).toEqual({ verdict: 'bug_fix', pass: true });
+    expect(eligibility('Allowed calling QuerySet.delete() after distinct()')).toEqual({ verdict: 'feature', pass: false });
+  });
+
   it('a title naming no defect is not a bug', () => {
     expect(eligibility('Update documentation')).toEqual({ verdict: 'not_a_bug', pass: false });
   });
