@@ -149,3 +149,14 @@ export async function readBlob(repo: string, commit: string, path: string): Prom
   });
   return code === 0 ? Buffer.concat(chunks) : null;
 }
+
+/**
+ * Objects the clone lacks (`git rev-list --missing=print`, which never fetches them): of the whole history
+ * up to `commit`, or of its own tree. A complete clone answers in a second or two even for Django.
+ */
+export async function missingObjects(clone: string, commit: string, scope: 'history' | 'tree'): Promise<string[]> {
+  const args = ['rev-list', '--objects', '--missing=print', ...(scope === 'tree' ? ['--no-walk'] : []), '--end-of-options', commit];
+  // A commit the clone does not have: nothing missing to report (the caller meets that commit itself).
+  const out = await git(clone, args).catch(() => '');
+  return out.split('\n').filter((l) => l.startsWith('?')).map((l) => l.slice(1));
+}

@@ -26,7 +26,7 @@ import path from 'node:path';
 import type Docker from 'dockerode';
 import { ForesightError } from '../../errors.ts';
 import { fingerprint } from '../../fingerprint.ts';
-import { absoluteGitDir, git } from '../../git.ts';
+import { absoluteGitDir, missingObjects } from '../../git.ts';
 import { resolveRunnerDir } from '../container/chain-env.ts';
 import { forceRemove, ownerLabels, removeOnAbort } from '../container/cleanup.ts';
 import { makeTar, type TarFile } from '../container/tar.ts';
@@ -294,17 +294,6 @@ export async function ensureEvalImage(opts: EvalImageOptions): Promise<EvalImage
     const res = await buildEvalImage({ ...opts, history, envId: env.Id, key, image, logPath, tar, files, t0, timeoutSec });
     return res ?? ready(true);
   });
-}
-
-/**
- * Objects the clone lacks (`git rev-list --missing=print`, which never fetches them): of the whole history
- * up to `commit`, or of its own tree. A complete clone answers in a second or two even for Django.
- */
-async function missingObjects(clone: string, commit: string, scope: 'history' | 'tree'): Promise<string[]> {
-  const args = ['rev-list', '--objects', '--missing=print', ...(scope === 'tree' ? ['--no-walk'] : []), '--end-of-options', commit];
-  // A commit the clone does not have: the build reports that itself, with its log.
-  const out = await git(clone, args).catch(() => '');
-  return out.split('\n').filter((l) => l.startsWith('?')).map((l) => l.slice(1));
 }
 
 interface BuildInput extends EvalImageOptions {
