@@ -25,10 +25,10 @@ import { ChainWork, executeFix, FIX_DROP_REASONS } from '../stages/validate/inde
 
 /** The rule that combines the two, printed with the table. */
 export const EXECUTION_RULE =
-  "blame + execution: the bisection's commit (found, or introduced: the tests cannot import before it and fail from it) replaces blame's prediction; any other outcome (ambiguous, budget, no good end, all skipped) leaves blame's prediction standing";
+  "blame + execution: the bisection's commit (found, or introduced: the tests cannot import before it and fail from it) replaces blame's prediction; any other outcome (ambiguous, budget, no good end, all skipped, flaky) leaves blame's prediction standing";
 
 /** Bump when a checkpoint's meaning changes: older ones are redone. */
-const CHECKPOINT_VERSION = 2;
+const CHECKPOINT_VERSION = 3;
 
 const CostSchema = z.object({ containers: z.number(), runs: z.number(), seconds: z.number() });
 const ExecutionSchema = z.union([
@@ -43,7 +43,7 @@ const ExecutionSchema = z.union([
     backend: z.string(),
     probes: z.number(),
     /** Each probe: commit, role, verdict (and why a skip), seconds; what the table's outcome rests on. */
-    steps: z.array(z.object({ commit: z.string(), role: z.string(), outcome: z.string(), why: z.string().nullable(), seconds: z.number() })),
+    steps: z.array(z.object({ commit: z.string(), role: z.string(), outcome: z.string(), why: z.string().nullable(), seconds: z.number(), transplanted: z.boolean().default(false) })),
     cost: CostSchema,
   }),
 ]);
@@ -144,6 +144,7 @@ export async function executeOracle(o: ExecuteOptions): Promise<ExecuteReport> {
                       outcome: st.outcome,
                       why: st.outcome === 'skip' ? `${st.reason}: ${st.detail.slice(0, 300)}` : st.outcome === 'bad' ? st.failing.slice(0, 3).join(', ') : null,
                       seconds: Math.round(st.seconds * 10) / 10,
+                      transplanted: st.transplanted ?? false,
                     })),
                     cost: r.cost,
                   };

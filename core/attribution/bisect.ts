@@ -14,7 +14,7 @@ import { classifyRun, fileOfTest } from './classify-run.ts';
 import { searchFirstBad } from './search.ts';
 import type { BisectResult, ProbeEnv, Step, StepRole, Verdict } from './types.ts';
 
-export const BISECT_DEFAULTS = { windowDays: 365, maxProbes: 24, maxGoodEndProbes: 6 } as const;
+export const BISECT_DEFAULTS = { windowDays: 365, maxProbes: 24, maxGoodEndProbes: 6, confirmRuns: 2 } as const;
 
 export interface BisectOptions {
   /** The first-parent history, oldest first (core/history readMainline). */
@@ -39,6 +39,10 @@ export interface BisectOptions {
   maxProbes?: number;
   /** Most probes spent looking for a good end (default 6). */
   maxGoodEndProbes?: number;
+  /** Extra runs the found commit's passing parent must pass (default 2: three passes, as validate's `runs`). */
+  confirmRuns?: number;
+  /** Where PR2's whole test module cannot import, try PR2's test changes applied to the commit's own (default true). */
+  transplant?: boolean;
   signal?: AbortSignal;
   /** The fail->pass tests validate saw failing at PR2's base (its S4 state, the same run): that probe is skipped. */
   knownBad?: readonly string[];
@@ -67,10 +71,17 @@ export async function bisectInducer(opts: BisectOptions): Promise<BisectResult> 
   let runs = 0;
   const testFiles = [...opts.testFiles];
   const overlayFiles = [...(opts.overlayFiles ?? [])];
-  const run = async (env: ChainEnv, commit: string, select?: Array<{ file: string; arg: string }>): Promise<StateRun> => {
+  const run = async (env: ChainEnv, commit: string, select?: Array<{ file: string; arg: string }>, transplant = false): Promise<StateRun> => {
     opts.signal?.throwIfAborted();
     containers.add(env.containerId);
-    const r = await env.runState({ checkout: commit, overlay: opts.fix.headSha, testFiles, overlayFiles, ...(select ? { select } : {}) });
+    const r = await env.runState({
+      checkout: commit,
+      overlay: opts.fix.headSha,
+      testFiles,
+      overlayFiles,
+      ...(select ? { select } : {}),
+      ...(transplant ? { overlayBase: opts.fix.baseSha } : {}),
+    });
     // An abort removes the container under the run: what it returned is no outcome.
     opts.signal?.throwIfAborted();
     runs++;
@@ -94,8 +105,24 @@ export async function bisectInducer(opts: BisectOptions): Promise<BisectResult> 
         if (select && runProblem(r, era.runner.exitCodes) !== null) r = await run(era.env, commit);
         verdict = classifyRun(r, era.runner, opts.failToPass, testFiles);
       }
+      if (verdict.outcome === 'skip' && verdict.reason === 'import_error') {
+        const moved = await transplanted(era.env, era.runner, commit, select, role);
+        if (moved) return { commit, role, seconds: (Date.now() - started) / 1000, transplanted: true, ...moved };
+      }
     }
     return { commit, role, seconds: (Date.now() - started) / 1000, ...verdict };
+  };
+  // PR2's whole test module may import what this commit lacks (Django: tests/admin_views/tests.py grows
+  // imports every release), though its new tests would run here: then the PR's test changes alone are
+  // applied to the commit's own modules. A pass is a pass. A failure counts only inside the bisection
+  // range (a good end is known below): before the tested code exists its tests fail too, and that is
+  // no evidence of the bug (an import error there keeps "introduced" readable).
+  const transplanted = async (env: ChainEnv, runner: Runner, commit: string, select: Array<{ file: string; arg: string }> | null, role: StepRole): Promise<Verdict | null> => {
+    if (opts.transplant === false) return null;
+    const r = await run(env, commit, select ?? undefined, true);
+    if (runProblem(r, runner.exitCodes) !== null) return null;
+    const v = classifyRun(r, runner, opts.failToPass, testFiles);
+    return v.outcome === 'good' || (v.outcome === 'bad' && (role === 'bisect' || role === 'confirm')) ? v : null;
   };
 
   const index = new Map(opts.mainline.map((c, i) => [c.sha, i]));
@@ -118,6 +145,7 @@ export async function bisectInducer(opts: BisectOptions): Promise<BisectResult> 
     windowDays: opts.windowDays ?? BISECT_DEFAULTS.windowDays,
     maxProbes: opts.maxProbes ?? BISECT_DEFAULTS.maxProbes,
     maxGoodEndProbes: opts.maxGoodEndProbes ?? BISECT_DEFAULTS.maxGoodEndProbes,
+    confirmRuns: opts.confirmRuns ?? BISECT_DEFAULTS.confirmRuns,
     probe,
     ...(opts.knownBad ? { knownBad: opts.knownBad } : {}),
   });

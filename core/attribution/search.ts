@@ -21,6 +21,8 @@ export interface SearchOptions {
   probe: (commit: string, role: StepRole) => Promise<Step>;
   /** The fail->pass tests already seen failing at the bad end (validate's S4, the same run): it is not probed again. */
   knownBad?: readonly string[];
+  /** Extra runs of the found commit's passing parent before it is believed (0: none); not counted in maxProbes. */
+  confirmRuns?: number;
 }
 
 type Outcome = Step['outcome'];
@@ -84,7 +86,8 @@ export async function searchFirstBad(opts: SearchOptions): Promise<SearchResult>
   const probe = async (i: number, role: StepRole): Promise<Outcome> => {
     const step = await opts.probe(sha(i), role);
     steps.push(step);
-    known.set(i, step.outcome);
+    // A confirmation that cannot run is no evidence: the pass seen before stands.
+    if (role !== 'confirm' || step.outcome === 'bad') known.set(i, step.outcome);
     return step.outcome;
   };
 
@@ -154,13 +157,25 @@ export async function searchFirstBad(opts: SearchOptions): Promise<SearchResult>
     if (o === 'good') lo = next;
     else if (o === 'bad') hi = next;
   }
-  while (hi - lo > 1) {
-    const i = nextProbe(lo, hi, known);
-    if (i === null) return { kind: 'ambiguous', commits: range(), good: sha(lo), steps };
-    if (steps.length >= opts.maxProbes) return { kind: 'budget', commits: range(), good: sha(lo), steps };
-    const o = await probe(i, 'bisect');
-    if (o === 'good') lo = i;
-    else if (o === 'bad') hi = i;
+  // A test that fails only sometimes can pass once where it is already broken, and one pass would then
+  // name a commit that changed nothing (Django e972620ada: a docs-only commit). The found commit's parent
+  // must pass `confirmRuns` more times, as validate's repeats ask of a state; a failure there moves the
+  // boundary below it and the bisection goes on from the nearest pass further back.
+  for (;;) {
+    while (hi - lo > 1) {
+      const i = nextProbe(lo, hi, known);
+      if (i === null) return { kind: 'ambiguous', commits: range(), good: sha(lo), steps };
+      if (steps.length >= opts.maxProbes) return { kind: 'budget', commits: range(), good: sha(lo), steps };
+      const o = await probe(i, 'bisect');
+      if (o === 'good') lo = i;
+      else if (o === 'bad') hi = i;
+    }
+    for (let k = 0; k < (opts.confirmRuns ?? 0) && known.get(lo) === 'good'; k++) await probe(lo, 'confirm');
+    if (known.get(lo) === 'good') break;
+    hi = lo;
+    const passes = [...known].filter(([i, o]) => o === 'good' && i < hi).map(([i]) => i);
+    if (!passes.length) return { kind: 'flaky', commit: sha(hi), steps };
+    lo = Math.max(...passes);
   }
   return { kind: 'found', commit: sha(hi), good: sha(lo), steps };
 }

@@ -21,11 +21,15 @@ export type Verdict =
   | { outcome: 'bad'; failing: string[] }
   | { outcome: 'skip'; reason: SkipReason; detail: string };
 
-/** Why a commit was probed: the known-bad end (PR2's base), a candidate good end, or a bisection step. */
-export type StepRole = 'bad_end' | 'good_end' | 'bisect';
+/** Why a commit was probed: the known-bad end (PR2's base), a candidate good end, a bisection step, or a repeat of the found commit's passing parent. */
+export type StepRole = 'bad_end' | 'good_end' | 'bisect' | 'confirm';
 
-/** `reused`: not probed, the outcome validate already saw there (PR2's base: its S4 state). */
-export type Step = { commit: string; role: StepRole; seconds: number; reused?: true } & Verdict;
+/**
+ * `reused`: not probed, the outcome validate already saw there (PR2's base: its S4 state).
+ * `transplanted`: PR2's whole test module could not import there; the outcome is that of PR2's test
+ * changes applied to the commit's own test modules.
+ */
+export type Step = { commit: string; role: StepRole; seconds: number; reused?: true; transplanted?: true } & Verdict;
 
 /** What a bisection cost: containers opened, runner executions, wall seconds. */
 export interface BisectCost {
@@ -43,6 +47,8 @@ export interface BisectCost {
  * tests cannot be imported at the commit before `commit` and fail from it on (and never fail earlier):
  * the behaviour was broken from the change that brought the code in. `budget`: the probe budget ran out,
  * the first bad commit lies in `commits`. `not_on_mainline`: PR2's base is not a first-parent commit.
+ * `flaky`: the tests passed at `commit` and failed there when run again, and no pass further back is
+ * known: they cannot tell where the behaviour broke.
  */
 export type SearchResult = { steps: Step[] } & (
   | { kind: 'found'; commit: string; good: string }
@@ -53,11 +59,12 @@ export type SearchResult = { steps: Step[] } & (
   | { kind: 'no_good_end' }
   | { kind: 'all_skipped' }
   | { kind: 'not_on_mainline' }
+  | { kind: 'flaky'; commit: string }
 );
 export type BisectKind = SearchResult['kind'];
 
 /** Every way a bisection can end (BisectKind, as a list for schemas). */
-export const BISECT_KINDS = ['found', 'ambiguous', 'budget', 'no_bad_end', 'introduced', 'no_good_end', 'all_skipped', 'not_on_mainline'] as const satisfies readonly BisectKind[];
+export const BISECT_KINDS = ['found', 'ambiguous', 'budget', 'no_bad_end', 'introduced', 'no_good_end', 'all_skipped', 'not_on_mainline', 'flaky'] as const satisfies readonly BisectKind[];
 // Both ways: a kind added to SearchResult and not listed here fails to compile.
 const _allKinds: Record<BisectKind, true> = Object.fromEntries(BISECT_KINDS.map((k) => [k, true])) as Record<(typeof BISECT_KINDS)[number], true>;
 void _allKinds;

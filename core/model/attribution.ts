@@ -8,13 +8,15 @@ import { BISECT_KINDS } from '../attribution/types.ts';
 
 export const AttributionStepSchema = z.object({
   commit: z.string(),
-  role: z.enum(['bad_end', 'good_end', 'bisect']),
+  role: z.enum(['bad_end', 'good_end', 'bisect', 'confirm']),
   outcome: z.enum(['good', 'bad', 'skip']),
   /** Why a skip is no evidence (import_error, infra, env_broken, ...); null for good and bad. */
   reason: z.string().nullable(),
   seconds: z.number(),
   /** Not probed: the outcome validate's S4 state already showed at PR2's base. */
   reused: z.boolean().default(false),
+  /** PR2's whole test module could not import: the outcome of PR2's test changes applied to the commit's own modules. */
+  transplanted: z.boolean().default(false),
 });
 
 export const AttributionSchema = z.object({

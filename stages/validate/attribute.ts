@@ -74,7 +74,7 @@ export async function attributeChain(v: ValidatedChain, deps: AttributeDeps): Pr
 const EMPTY: Attribution = { decision: 'unknown', method: null, change: null, commit: null, execution: null, moved_from: null, disagreements: [], range: [], steps: [], cost: null, detail: null };
 
 function toRecord(d: AttributionDecision, b: BisectResult): Attribution {
-  const steps = b.steps.map((s) => ({ commit: s.commit, role: s.role, outcome: s.outcome, reason: s.outcome === 'skip' ? s.reason : null, seconds: Math.round(s.seconds * 10) / 10, reused: s.reused ?? false }));
+  const steps = b.steps.map((s) => ({ commit: s.commit, role: s.role, outcome: s.outcome, reason: s.outcome === 'skip' ? s.reason : null, seconds: Math.round(s.seconds * 10) / 10, reused: s.reused ?? false, transplanted: s.transplanted ?? false }));
   const base: Attribution = {
     ...EMPTY,
     execution: b.kind,

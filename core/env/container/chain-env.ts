@@ -59,6 +59,13 @@ export interface StateRequest {
    * absent after checkout+overlay are skipped.
    */
   select?: Array<{ file: string; arg: string | null }>;
+  /**
+   * Lay over the PR's changes to the test and support files (`git diff overlayBase overlay`, applied
+   * three-way) instead of their whole versions at `overlay`: the commit's own test modules plus the PR's
+   * tests, where the PR's whole module imports what the commit lacks. A patch that does not apply is
+   * exit 92 (overlay failed).
+   */
+  overlayBase?: string;
 }
 
 export type { StateRun } from './run-report.ts';
@@ -80,7 +87,7 @@ const statusCode = (err: unknown): number | undefined => (err as { statusCode?: 
 const REV = /^[^-\s][^\s]*$/;
 
 function checkRequest(req: StateRequest): void {
-  for (const [what, rev] of [['checkout', req.checkout], ['overlay', req.overlay]] as const) {
+  for (const [what, rev] of [['checkout', req.checkout], ['overlay', req.overlay], ['overlay base', req.overlayBase ?? null]] as const) {
     if (rev !== null && (!REV.test(rev) || rev === '-')) {
       throw new ForesightError(`invalid ${what} revision "${rev}"`, { remedy: 'pass a commit sha' });
     }
@@ -247,7 +254,11 @@ class DockerChainEnv implements ChainEnv {
       checkout: req.checkout,
       overlay: req.overlay ?? '-',
       testFiles: req.testFiles,
-      env: [`FORESIGHT_OVERLAY_FILES=${overlayFiles.join('\n')}`, ...(req.select ? [`FORESIGHT_SELECT=${selectText(req)}`] : [])],
+      env: [
+        `FORESIGHT_OVERLAY_FILES=${overlayFiles.join('\n')}`,
+        ...(req.select ? [`FORESIGHT_SELECT=${selectText(req)}`] : []),
+        ...(req.overlay && req.overlayBase ? [`FORESIGHT_OVERLAY_BASE=${req.overlayBase}`] : []),
+      ],
       timeoutSec: this.timeoutSec,
     };
   }

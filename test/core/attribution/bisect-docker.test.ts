@@ -73,7 +73,7 @@ async function attribute(
   repo: { dir: string },
   f2p: string[],
   testFiles: string[],
-  opts: { pr2?: string; reference?: string; pool?: EraPool } = {},
+  opts: { pr2?: string; reference?: string; pool?: EraPool; transplant?: boolean } = {},
 ): Promise<Outcome> {
   const { mainline, changes } = await listChanges(repo.dir, { branch: 'main', units: 'auto', tracker: 'auto' });
   const pr2 = opts.pr2 ? changes.find((c) => c.id === opts.pr2)! : changes[changes.length - 1]!;
@@ -93,12 +93,13 @@ async function attribute(
       // The blamed commits themselves: a merged PR's branch commit is mapped to its merge on the mainline.
       candidates: [...new Set(evidence.candidates.flatMap((c) => c.lines.map((l) => l.sha)))],
       envFor: pool.envFor,
+      ...(opts.transplant === false ? { transplant: false } : {}),
     });
     const number = new Map(mainline.map((c, i) => [c.sha, String(i)]));
     const changeOf = commitToChange(changes);
     // A PR's commit as #N, a commit of no change by its first-parent index (@0: the initial commit).
     const name = (sha: string): string => (changeOf.has(sha) ? `#${changeOf.get(sha)}` : `@${number.get(sha)}`);
-    const probes = result.steps.map((s) => `${name(s.commit)}:${s.outcome}${s.outcome === 'skip' ? `(${s.reason})` : ''}`);
+    const probes = result.steps.map((s) => `${name(s.commit)}:${s.outcome}${s.outcome === 'skip' ? `(${s.reason})` : ''}${s.transplanted ? '(transplanted)' : ''}`);
     const seconds = result.steps.map((s) => s.seconds.toFixed(1)).join(' ');
     const decision = decideAttribution({ bisect: result, changes, blame: evidence.candidates[0]?.change ?? null, reference: opts.reference ?? null });
     console.log(`[bisect-docker] ${pr2.title}: blame ${picked ? `#${picked.pr1.id}` : 'none'}, bisection ${result.kind}; probes ${probes.join(' ')}; seconds ${seconds}; cost ${JSON.stringify(result.cost)}`);
@@ -150,10 +151,12 @@ describe.skipIf(skip)('execution-confirmed attribution (Docker, generated histor
     expect(out.blamedOnMainline).toBe(false);
     expect(out.result).toMatchObject({ kind: 'found' });
     expect(out.decision).toMatchObject({ kind: 'attributed', change: '5', method: 'execution', disagreements: [{ source: 'blame', change: '1' }] });
-    // (d) the initial commit and #3 cannot import the test module: skipped, and #3 is not the answer.
-    expect(out.probes).toEqual(['#6:bad', '@0:skip(import_error)', '#1:good', '#3:skip(import_error)', '#4:good', '#5:bad']);
-    // One run per probe: a selected test whose module does not import is a skip without a rerun of the whole file.
-    expect(out.result.cost).toMatchObject({ containers: 1, runs: 6 });
+    // (d) the initial commit and #3 cannot import the test module: skipped, and #3 is not the answer;
+    // the found commit's parent #4 passes twice more before #5 is believed.
+    expect(out.probes).toEqual(['#6:bad', '@0:skip(import_error)', '#1:good', '#3:skip(import_error)', '#4:good', '#5:bad', '#4:good', '#4:good']);
+    // One run per probe, and one more where the module does not import (the PR's test changes alone, laid
+    // on the commit's own module, do not import either): never a rerun of the whole file.
+    expect(out.result.cost).toMatchObject({ containers: 1, runs: 10 });
   }, 300_000);
 
   it('rename: #3 renames the constant the fixed line looks up by name; blame names the line\'s author #1, bisection #3', async () => {
@@ -182,8 +185,8 @@ describe.skipIf(skip)('execution-confirmed attribution (Docker, generated histor
     const out = await attribute(repo, ['tests/test_client.py::test_default_timeout'], ['tests/test_client.py']);
     expect(out.blame).toBe('1');
     expect(out.decision).toMatchObject({ kind: 'attributed', change: '3', method: 'execution', disagreements: [{ source: 'blame', change: '1' }] });
-    expect(out.probes).toEqual(['#4:bad', '@0:skip(import_error)', '#1:good', '#2:good', '#3:bad']);
-    expect(out.result.cost).toMatchObject({ containers: 1, runs: 5 });
+    expect(out.probes).toEqual(['#4:bad', '@0:skip(import_error)', '#1:good', '#2:good', '#3:bad', '#2:good', '#2:good']);
+    expect(out.result.cost).toMatchObject({ containers: 1, runs: 8 });
   }, 300_000);
 
   it('refactor: #3 rewrites the buggy line #2 wrote; blame names the refactor, bisection #2', async () => {
@@ -214,8 +217,33 @@ describe.skipIf(skip)('execution-confirmed attribution (Docker, generated histor
     expect(out.blame).toBe('3');
     expect(out.decision).toMatchObject({ kind: 'attributed', change: '2', method: 'execution', disagreements: [{ source: 'blame', change: '3' }] });
     // Before the refactor (#2) it already fails, so the window goes back: #0 cannot import, #1 passes.
-    expect(out.probes).toEqual(['#4:bad', '#2:bad', '#3:bad', '@0:skip(import_error)', '#1:good']);
-    expect(out.result.cost).toMatchObject({ containers: 1, runs: 5 });
+    expect(out.probes).toEqual(['#4:bad', '#2:bad', '#3:bad', '@0:skip(import_error)', '#1:good', '#1:good', '#1:good']);
+    expect(out.result.cost).toMatchObject({ containers: 1, runs: 8 });
+  }, 300_000);
+
+  it('a test module that grew an import after the inducer: the whole module cannot import at #1, the PR\'s test changes laid on #1\'s own module pass there, and #2 is found, not #3 (where the module starts to import)', async () => {
+    const tests1 = "from text import slugify\n\n\ndef test_slugify():\n    assert slugify('A b') == 'a-b'\n\n\ndef test_slugify_spaces():\n    assert slugify(' a  b ') == 'a-b'\n";
+    const tests3 = tests1.replace('import slugify\n', 'import slugify, titlecase\n') + "\n\ndef test_titlecase():\n    assert titlecase('a b') == 'A B'\n";
+    const tests4 = tests3.replace("== 'a-b'\n\n\ndef test_slugify_spaces", "== 'a-b'\n\n\ndef test_slugify_none():\n    assert slugify(None) == ''\n\n\ndef test_slugify_spaces");
+    const guarded = "def slugify(s):\n    if s is None:\n        return ''\n    return '-'.join(s.lower().split())\n";
+    const titlecase = "\n\ndef titlecase(s):\n    return s.title()\n";
+    const repo = await history([
+      { title: 'Add slugify', files: { 'text.py': guarded, 'tests/test_text.py': tests1 } },
+      { title: 'Simplify slugify', files: { 'text.py': "def slugify(s):\n    return '-'.join(s.lower().split())\n" } },
+      { title: 'Add titlecase', files: { 'text.py': "def slugify(s):\n    return '-'.join(s.lower().split())\n" + titlecase, 'tests/test_text.py': tests3 } },
+      { title: 'Fix slugify crashing on None', files: { 'text.py': guarded + titlecase, 'tests/test_text.py': tests4 } },
+    ]);
+    repos.push(repo);
+    const f2p = ['tests/test_text.py::test_slugify_none'];
+    const out = await attribute(repo, f2p, ['tests/test_text.py']);
+    expect(out.decision).toMatchObject({ kind: 'attributed', change: '2' });
+    expect(out.result).toMatchObject({ kind: 'found' });
+    expect(out.probes).toContain('#1:good(transplanted)');
+    expect(out.probes).toContain('#2:bad(transplanted)');
+    // Without the transplant the module's import boundary (#3) reads as the bug's arrival.
+    const whole = await attribute(repo, f2p, ['tests/test_text.py'], { transplant: false });
+    expect(whole.result).toMatchObject({ kind: 'introduced' });
+    expect(whole.decision).toMatchObject({ kind: 'attributed', change: '3' });
   }, 300_000);
 });
 

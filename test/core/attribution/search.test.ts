@@ -5,8 +5,11 @@
 import { describe, expect, it } from 'vitest';
 import { goodEndOrder, searchFirstBad, type SearchOptions, type Step } from '../../../core/attribution/index.ts';
 
-/** Good, bad, skip (the test module cannot import), skip (X: infrastructure). */
-type O = 'G' | 'B' | 'S' | 'X';
+/**
+ * Good, bad, skip (the test module cannot import), skip (X: infrastructure); F: passes the first time,
+ * fails after (broken, but the test fails only sometimes); K: passes, then cannot run, then passes.
+ */
+type O = 'G' | 'B' | 'S' | 'X' | 'F' | 'K';
 
 /** A history of `table.length` commits, one a day, and a probe that reads the table. */
 function history(table: string, over: Partial<SearchOptions> = {}) {
@@ -14,8 +17,10 @@ function history(table: string, over: Partial<SearchOptions> = {}) {
   const mainline = outcomes.map((_, i) => ({ sha: `c${i}`, date: new Date(Date.UTC(2024, 0, 1 + i)).toISOString() }));
   const probed: string[] = [];
   const probe = async (commit: string, role: Step['role']): Promise<Step> => {
+    const nth = probed.filter((c) => c === commit).length;
     probed.push(commit);
-    const o = outcomes[Number(commit.slice(1))]!;
+    const at = outcomes[Number(commit.slice(1))]!;
+    const o = at === 'F' ? (nth === 0 ? 'G' : 'B') : at === 'K' ? (nth % 2 ? 'X' : 'G') : at;
     const v =
       o === 'G' ? { outcome: 'good' as const }
       : o === 'B' ? { outcome: 'bad' as const, failing: ['t'] }
@@ -156,5 +161,24 @@ describe('searchFirstBad', () => {
     const order = (cands: number[], days: number) => goodEndOrder(mainline, 19, cands, days).map((o) => `${o.from[0]}${o.index}`);
     expect(order([12, 8], 365)).toEqual(['c7', 'c8', 'c12', 'w18', 'w17', 'w15', 'w11', 'w3', 'w0']);
     expect(order([], 5)).toEqual(['w18', 'w17', 'w15', 'w14']);
+  });
+
+  it('a pass where the test is already broken (it fails only sometimes) does not name the next commit: the parent is run again, fails, and the bisection goes on below it', async () => {
+    // c5 is broken but passed its first run; c5 -> c6 changed nothing (a docs-only commit).
+    expect(await history('GGGGGFBBBB', { candidates: [0] }).run()).toMatchObject({ kind: 'found', commit: 'c6' });
+    const h = history('GGGGGFBBBB', { candidates: [0], confirmRuns: 2 });
+    const res = await h.run();
+    expect(res).toMatchObject({ kind: 'found', commit: 'c5', good: 'c4' });
+    expect(res.steps.filter((s) => s.role === 'confirm').map((s) => `${s.commit}:${s.outcome}`)).toEqual(['c5:bad', 'c4:good', 'c4:good']);
+  });
+
+  it('the only pass seen fails when run again and no pass lies further back: flaky, no commit named', async () => {
+    expect(await history('BFBBB', { candidates: [1], confirmRuns: 2 }).run()).toMatchObject({ kind: 'flaky', commit: 'c1' });
+  });
+
+  it('a confirmation run that cannot run is no evidence: the pass stands and the commit is found', async () => {
+    const h = history('GGGGKBBBBB', { candidates: [0], confirmRuns: 2 });
+    expect(await h.run()).toMatchObject({ kind: 'found', commit: 'c5', good: 'c4' });
+    expect(h.probed.filter((c) => c === 'c4')).toHaveLength(3);
   });
 });
