@@ -10,7 +10,8 @@
  *
  * Without --queue, a private redis-server is started on 127.0.0.1 (Debian package redis-server). Each
  * pass starts from an empty queue (FLUSHDB), so no pass finds another's finished jobs. An untimed local
- * validate pass first builds the window's env images, so every pass runs on equal terms.
+ * validate pass first builds the window's env images, and every worker host gets its clone before the
+ * timed passes, so every pass runs on equal terms. SIGINT/SIGTERM stop the workers and remove containers.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -19,10 +20,11 @@ import { hostname, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
-import { stageDir } from '../core/artifacts.ts';
+import { repoDataDir, stageDir } from '../core/artifacts.ts';
 import { loadConfig } from '../core/config.ts';
 import { PROJECT_ROOT } from '../core/version.ts';
 import { runPipeline } from '../pipeline/pipeline.ts';
+import { abortOnSignals } from '../pipeline/signals.ts';
 import { mineWindow } from './window.ts';
 
 const { values } = parseArgs({
@@ -51,7 +53,9 @@ const { repo, clone, dataRoot, log, env } = await mineWindow({
   // Other runs on this host keep their images.
   env: { FORESIGHT_ENV_KEEP: process.env.FORESIGHT_ENV_KEEP ?? '500' },
 });
-const base = { dataRoot, repo: { name: repo, clone }, log };
+// Ctrl-C or SIGTERM: the in-process validate removes its containers, the workers and redis are stopped.
+const owner = abortOnSignals({ onSignal: (sig) => log.warn(`${sig}: stopping the workers and this pass's containers`) });
+const base = { dataRoot, repo: { name: repo, clone }, log, signal: owner.signal };
 
 /** A private redis-server, or the one --queue names. */
 async function redisAt(): Promise<{ url: string; stop: () => Promise<void> }> {
@@ -113,6 +117,16 @@ await runPipeline({ ...base, config: loadConfig(env), only: 'validate', force: t
 const localS = (performance.now() - w0) / 1000;
 const local = await items();
 
+// Each worker host already holds its clone (a worker clones on first use: in the first pass that would
+// be timed, and in the next pass only for the hosts new to it).
+for (let i = 1; i <= Math.max(...fleet); i++) {
+  const dir = join(repoDataDir(join(work, `worker-${i}`), repo), 'clone');
+  if (spawnSync('git', ['-C', dir, 'rev-parse', '--git-dir'], { stdio: 'ignore' }).status === 0) continue;
+  await mkdir(join(dir, '..'), { recursive: true });
+  const r = spawnSync('git', ['clone', '--no-checkout', '--quiet', clone, dir], { stdio: 'inherit' });
+  if (r.status !== 0) throw new Error(`bench-scale: git clone ${clone} ${dir} failed`);
+}
+
 const redis = await redisAt();
 const results: Array<{ workers: number; wallS: number; validated: number; medianChainS: number; medianExecS: number }> = [];
 try {
@@ -125,6 +139,7 @@ try {
     const workers = Array.from({ length: n }, (_, i) => startWorker(redis.url, join(work, `worker-${i + 1}`)));
     try {
       await Promise.all(workers.map((w) => w.ready));
+      owner.signal.throwIfAborted();
       const t0 = performance.now();
       await runPipeline({ ...base, config: loadConfig({ ...env, FORESIGHT_QUEUE: redis.url }), only: 'validate', force: true });
       const wallS = (performance.now() - t0) / 1000;
@@ -137,6 +152,7 @@ try {
   }
 } finally {
   await redis.stop();
+  owner.dispose();
 }
 
 const validatedLocal = local.rows.filter((r) => r.cost !== null);
