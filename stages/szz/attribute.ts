@@ -227,6 +227,13 @@ export async function attributeFix(clone: string, fix: { baseSha: string; mergeS
     }
     for (const b of blamed) {
       if (opts.variant === 'foresight' && isBlankOrComment(b.text, f.file)) continue;
+      // git leaves a line it cannot pass through an ignored meta-change with that commit (Django's Black
+      // reformatting, 9c19aff7c7, was a chain's PR1 so): nobody's line, counted in the totals like an old one.
+      if (ignore.includes(b.sha)) {
+        if (aroundSet.has(b.line)) blockBeyond++;
+        beyondHorizon += weight.get(b.line) ?? 0;
+        continue;
+      }
       if (aroundSet.has(b.line) && b.time <= reported) {
         blockTotal++;
         const e = block.get(b.sha) ?? { lines: 0, time: b.time };

@@ -112,6 +112,27 @@ describe('attributeFix on real histories', () => {
     expect(shas(await attribute(repo, c, { variant: 'b-szz' }))).toEqual([b]);
   });
 
+  it('a_line_a_mass_change_wrote_is_nobodys', async () => {
+    // Blame cannot look through a line the mass change itself added: git leaves it with that commit,
+    // which must not become PR1 (Django: its Black reformatting was a chain's PR1 so).
+    const repo = await fresh();
+    const others = Array.from({ length: 99 }, (_, i) => `pkg/gen/m${String(i).padStart(3, '0')}.py`);
+    const body = (i: number): string => `def run_${i}(x):\n    return x\n`;
+    await repo.commit({ files: { ...Object.fromEntries(others.map((p, i) => [p, body(i)])), 'pkg/a.py': 'def total(x):\n    return x + 1\n' }, message: 'Add modules', date: day(1) });
+    const future = 'from __future__ import annotations\n\n';
+    const b = await repo.commit({
+      files: { 'pkg/a.py': `${future}def total(x):\n    return x + 1\n`, ...Object.fromEntries(others.map((p, i) => [p, `${future}${body(i)}`])) },
+      message: 'Add the future import everywhere',
+      date: day(2),
+    });
+    const c = await repo.commit({ files: { 'pkg/a.py': 'from __future__ import annotations, division\n\ndef total(x):\n    return x + 1\n' }, message: 'Fix division in total()', date: day(3) });
+    expect(await new MetaChanges(repo.dir).classify(b)).toBe('mass_change');
+    expect(shas(await attribute(repo, c, { variant: 'b-szz' }))).toEqual([b]);
+    const fs = await attribute(repo, c, { variant: 'foresight' });
+    expect(shas(fs)).toEqual([]);
+    expect(fs.blamedLines).toBe(0);
+  });
+
   it('revert_is_not_an_inducing_commit', async () => {
     const repo = await fresh();
     const head = 'def scale(x):\n    y = x * 2\n';
