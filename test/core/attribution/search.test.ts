@@ -88,12 +88,12 @@ describe('searchFirstBad', () => {
   });
 
   it('a refactor blamed after the inducer: the commit before it fails, and the search goes further back', async () => {
-    // Inducer c3, blamed refactor c5: c4 and c5 fail, the gallop from the bad end finds c1 good.
+    // Inducer c3, blamed refactor c5: c4 and c5 fail, the gallop back from the oldest failure finds c2 good.
     const h = history('GGGBBBBBB', { candidates: [5] });
     const res = await h.run();
     expect(res).toMatchObject({ kind: 'found', commit: 'c3' });
-    // The window is searched only below the oldest failure seen (c4): c7 and c6 are not probed.
-    expect(h.probed.slice(0, 4)).toEqual(['c8', 'c4', 'c5', 'c0']);
+    // Only below the oldest failure seen (c4): c7 and c6 are not probed; c3, then c1 (1, then 2 back).
+    expect(h.probed.slice(0, 5)).toEqual(['c8', 'c4', 'c5', 'c3', 'c1']);
   });
 
   it('without candidates the search stays inside the time window', async () => {
@@ -106,12 +106,16 @@ describe('searchFirstBad', () => {
     expect(await history(`G${'B'.repeat(39)}`, { windowDays: 10 }).run()).toMatchObject({ kind: 'no_good_end' });
   });
 
-  it('a window start where the tests cannot run yet steps forward to the next commit, not to a verdict', async () => {
+  it('a window start where the tests cannot run yet is never a verdict: the pass next to it is the good end', async () => {
     // c0 has no module (skip), c1 passes, c2 (the inducer) and the blamed c3 fail.
     const h = history('SGBBB', { candidates: [3] });
     const res = await h.run();
     expect(res).toMatchObject({ kind: 'found', commit: 'c2', good: 'c1' });
-    expect(h.probed).toEqual(['c4', 'c2', 'c3', 'c0', 'c1']);
+    expect(h.probed).toEqual(['c4', 'c2', 'c3', 'c1']);
+    // Reached from the window's start too, when the gallop back starts from c2 (no candidates' order here).
+    const w = history('SGBBB', { candidates: [] });
+    expect(await w.run()).toMatchObject({ kind: 'found', commit: 'c2', good: 'c1' });
+    expect(w.probed).toContain('c0');
   });
 
   it('a bug born with the code: no commit passes, the tests cannot import before c2 and fail from it on: introduced at c2', async () => {
@@ -180,5 +184,16 @@ describe('searchFirstBad', () => {
     const h = history('GGGGKBBBBB', { candidates: [0], confirmRuns: 2 });
     expect(await h.run()).toMatchObject({ kind: 'found', commit: 'c5', good: 'c4' });
     expect(h.probed.filter((c) => c === 'c4')).toHaveLength(3);
+  });
+
+  it('every candidate probed fails and the inducer lies just below the oldest: the gallop back from the oldest failure finds it, not six candidates in a row', async () => {
+    // Inducer c20, blamed c21..c27 (all later): c20 (before the oldest) and c21 fail, c19 passes.
+    const h = history(`${'G'.repeat(20)}${'B'.repeat(20)}`, { candidates: [21, 22, 23, 24, 25, 26, 27] });
+    expect(await h.run()).toMatchObject({ kind: 'found', commit: 'c20', good: 'c19' });
+    expect(h.probed.slice(0, 4)).toEqual(['c39', 'c20', 'c21', 'c19']);
+    // Further back: strides 1, 2, 4, 8 from the oldest failure reach the pass at c9.
+    const far = history(`${'G'.repeat(10)}${'B'.repeat(30)}`, { candidates: [21, 22, 23, 24, 25, 26, 27] });
+    expect(await far.run()).toMatchObject({ kind: 'found', commit: 'c10' });
+    expect(far.probed.slice(0, 7)).toEqual(['c39', 'c20', 'c21', 'c19', 'c17', 'c13', 'c5']);
   });
 });
