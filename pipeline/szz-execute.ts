@@ -28,7 +28,7 @@ export const EXECUTION_RULE =
   "blame + execution: the bisection's commit (found, or introduced: the tests cannot import before it and fail from it) replaces blame's prediction; any other outcome (ambiguous, budget, no good end, all skipped, flaky) leaves blame's prediction standing";
 
 /** Bump when a checkpoint's meaning changes: older ones are redone. */
-const CHECKPOINT_VERSION = 4;
+const CHECKPOINT_VERSION = 5;
 
 const CostSchema = z.object({ containers: z.number(), runs: z.number(), seconds: z.number() });
 const ExecutionSchema = z.union([

@@ -14,7 +14,7 @@ import { classifyRun, fileOfTest } from './classify-run.ts';
 import { searchFirstBad } from './search.ts';
 import type { BisectResult, ProbeEnv, Step, StepRole, Verdict } from './types.ts';
 
-export const BISECT_DEFAULTS = { windowDays: 365, maxProbes: 24, maxGoodEndProbes: 6, confirmRuns: 2 } as const;
+export const BISECT_DEFAULTS = { windowDays: 365, maxProbes: 24, maxGoodEndProbes: 8, confirmRuns: 2 } as const;
 
 export interface BisectOptions {
   /** The first-parent history, oldest first (core/history readMainline). */
@@ -37,7 +37,7 @@ export interface BisectOptions {
   windowDays?: number;
   /** Most probes in all (default 24). */
   maxProbes?: number;
-  /** Most probes spent looking for a good end (default 6). */
+  /** Most probes spent looking for a good end (default 8). */
   maxGoodEndProbes?: number;
   /** Extra runs the found commit's passing parent must pass (default 2: three passes, as validate's `runs`). */
   confirmRuns?: number;

@@ -53,11 +53,21 @@ export function goodEndOrder(
   return out;
 }
 
-/** The oldest index of the fallback window: commits at most `windowDays` older than the bad end. */
+/**
+ * The oldest index of the fallback window: commits at most `windowDays` older than the bad end. Dates
+ * along the first-parent line are not monotonic (a PR authored a year before it merged): the walk back
+ * stops only after 10 older commits in a row, not at the first (Django fd93db97c7: the window ended 29
+ * commits back, at one such date, and the search never looked past it).
+ */
 function windowStart(mainline: SearchOptions['mainline'], bad: number, windowDays: number): number {
   const from = Date.parse(mainline[bad]!.date) - windowDays * 86_400_000;
   let start = bad;
-  while (start > 0 && Date.parse(mainline[start - 1]!.date) >= from) start--;
+  for (let i = bad - 1, older = 0; i >= 0 && older < 10; i--) {
+    if (Date.parse(mainline[i]!.date) >= from) {
+      start = i;
+      older = 0;
+    } else older++;
+  }
   return start;
 }
 
@@ -125,17 +135,21 @@ export async function searchFirstBad(opts: SearchOptions): Promise<SearchResult>
     if (hi - s <= 1) return null;
     return blamed.has(s + 1) ? s + 1 : (s + hi) >> 1;
   };
-  // The tests fail before blame's oldest candidate and at it: the breakage is older than blame saw.
-  // Gallop back from the oldest failure, 1, 2, 4 ... commits, to the window's start, before the other
-  // candidates (newer: on Django 6 of 35 fixes failed at all six candidates probed, and the inducer lay
-  // just below the oldest; the window's own points, counted from the bad end, were never reached).
+  // The tests fail before blame's oldest candidate and at every candidate: the breakage may be older
+  // than blame saw. Gallop back from the oldest failure, 1, 2, 4 ... commits, as far as the window
+  // reaches from the oldest candidate, before the window's own points (counted from the bad end, they
+  // lie above that failure and are skipped): Django fd93db97c7's inducer is the commit just before the
+  // oldest candidate. After the candidates: more often a newer candidate passes (the tested behaviour
+  // arrived there) than the breakage is older (Django f4b06a3cc1).
   const cands = [...blamed].filter((i) => i >= 0 && i < opts.bad).sort((a, b) => a - b);
-  const start = windowStart(opts.mainline, opts.bad, opts.windowDays);
+  // As far back as the window reaches from the commit before the oldest candidate (blame may name
+  // commits older than the window counted from the bad end).
+  const start = cands.length ? windowStart(opts.mainline, Math.max(cands[0]! - 1, 0), opts.windowDays) : 0;
   let stride = 1;
   const goBack = (): number | null => {
     if (!cands.length || !known.has(cands[0]!)) return null;
     const bads = [...known].filter(([i, o]) => o === 'bad' && i !== opts.bad).map(([i]) => i);
-    if (!bads.length) return null;
+    if (!bads.length || Math.min(...bads) <= start) return null;
     let i = Math.max(Math.min(...bads) - stride, start);
     while (i > start && known.has(i)) i--;
     if (known.has(i)) return null;
@@ -143,8 +157,9 @@ export async function searchFirstBad(opts: SearchOptions): Promise<SearchResult>
     return i;
   };
   // The queue's next commit worth probing, or null when it is spent.
-  const fromQueue = (): number | null => {
+  const fromQueue = (only?: 'candidates'): number | null => {
     while (queue.length) {
+      if (only && queue[0]!.from !== only) return null;
       const { index: i, from } = queue.shift()!;
       if (known.has(i)) continue;
       // The window looks further back than the oldest failure seen so far, never between it and the bad end.
@@ -154,7 +169,7 @@ export async function searchFirstBad(opts: SearchOptions): Promise<SearchResult>
     return null;
   };
   while (tried < opts.maxGoodEndProbes && steps.length < opts.maxProbes) {
-    const i = afterSkip() ?? goBack() ?? fromQueue();
+    const i = afterSkip() ?? fromQueue('candidates') ?? goBack() ?? fromQueue();
     if (i === null) break;
     tried++;
     if ((await probe(i, 'good_end')) === 'good') {

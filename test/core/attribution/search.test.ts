@@ -186,14 +186,21 @@ describe('searchFirstBad', () => {
     expect(h.probed.filter((c) => c === 'c4')).toHaveLength(3);
   });
 
-  it('every candidate probed fails and the inducer lies just below the oldest: the gallop back from the oldest failure finds it, not six candidates in a row', async () => {
-    // Inducer c20, blamed c21..c27 (all later): c20 (before the oldest) and c21 fail, c19 passes.
-    const h = history(`${'G'.repeat(20)}${'B'.repeat(20)}`, { candidates: [21, 22, 23, 24, 25, 26, 27] });
+  it('every candidate fails and the inducer lies just below the oldest: after the candidates, the search gallops back from the oldest failure', async () => {
+    // Inducer c20, blamed c21, c25, c27 (all later): c20 (before the oldest) and each candidate fail, c19 passes.
+    const h = history(`${'G'.repeat(20)}${'B'.repeat(20)}`, { candidates: [21, 25, 27], maxGoodEndProbes: 8 });
     expect(await h.run()).toMatchObject({ kind: 'found', commit: 'c20', good: 'c19' });
-    expect(h.probed.slice(0, 4)).toEqual(['c39', 'c20', 'c21', 'c19']);
-    // Further back: strides 1, 2, 4, 8 from the oldest failure reach the pass at c9.
-    const far = history(`${'G'.repeat(10)}${'B'.repeat(30)}`, { candidates: [21, 22, 23, 24, 25, 26, 27] });
+    expect(h.probed.slice(0, 6)).toEqual(['c39', 'c20', 'c21', 'c25', 'c27', 'c19']);
+    // Further back: strides 1, 2, 4, 8 from the oldest failure reach the pass at c5.
+    const far = history(`${'G'.repeat(10)}${'B'.repeat(30)}`, { candidates: [21, 25, 27], maxGoodEndProbes: 8 });
     expect(await far.run()).toMatchObject({ kind: 'found', commit: 'c10' });
-    expect(far.probed.slice(0, 7)).toEqual(['c39', 'c20', 'c21', 'c19', 'c17', 'c13', 'c5']);
+    expect(far.probed.slice(0, 9)).toEqual(['c39', 'c20', 'c21', 'c25', 'c27', 'c19', 'c17', 'c13', 'c5']);
+  });
+
+  it('a newer candidate that passes (the tested behaviour arrived there) is tried before galloping back', async () => {
+    // c0-c19 lack the behaviour (fail), c20 adds it, c25 breaks it; blamed c19 and c22.
+    const h = history(`${'B'.repeat(20)}${'G'.repeat(5)}${'B'.repeat(10)}`, { candidates: [19, 22], maxGoodEndProbes: 8 });
+    expect(await h.run()).toMatchObject({ kind: 'found', commit: 'c25' });
+    expect(h.probed.slice(0, 4)).toEqual(['c34', 'c18', 'c19', 'c22']);
   });
 });
