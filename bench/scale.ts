@@ -22,8 +22,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { repoDataDir, stageDir } from '../core/artifacts.ts';
 import { loadConfig } from '../core/config.ts';
+import { CHOICE_FILE } from '../core/env/index.ts';
 import { PROJECT_ROOT } from '../core/version.ts';
 import { runPipeline } from '../pipeline/pipeline.ts';
+import { workerClonePath } from '../stages/validate/index.ts';
 import { abortOnSignals } from '../pipeline/signals.ts';
 import { mineWindow } from './window.ts';
 
@@ -121,9 +123,11 @@ const local = await items();
 // chooses on first use: in the first timed pass, and in the next only on the hosts new to it, which
 // made two workers look 2.36x as fast as one).
 for (let i = 1; i <= Math.max(...fleet); i++) {
-  const dir = join(repoDataDir(join(work, `worker-${i}`), repo), 'clone');
-  await mkdir(join(dir, '..'), { recursive: true });
-  await copyFile(join(repoDataDir(dataRoot, repo), 'env-recipes.json'), join(dir, '..', 'env-recipes.json')).catch(() => undefined);
+  const host = join(work, `worker-${i}`);
+  const dir = workerClonePath(host, repo);
+  await mkdir(repoDataDir(host, repo), { recursive: true });
+  // Absent when the warm-up pass chose nothing: nothing to carry over.
+  await copyFile(join(repoDataDir(dataRoot, repo), CHOICE_FILE), join(repoDataDir(host, repo), CHOICE_FILE)).catch(() => undefined);
   if (spawnSync('git', ['-C', dir, 'rev-parse', '--git-dir'], { stdio: 'ignore' }).status === 0) continue;
   const r = spawnSync('git', ['clone', '--no-checkout', '--quiet', clone, dir], { stdio: 'inherit' });
   if (r.status !== 0) throw new Error(`bench-scale: git clone ${clone} ${dir} failed`);

@@ -42,7 +42,7 @@ export function goodEndOrder(
   const add = (index: number, from: 'candidates' | 'window'): void => {
     if (index >= 0 && index < bad && !out.some((o) => o.index === index)) out.push({ index, from });
   };
-  const cands = [...new Set(candidates)].filter((i) => i >= 0 && i < bad).sort((a, b) => a - b);
+  const cands = candidatesBelow(candidates, bad);
   if (cands.length) {
     add(cands[0]! - 1, 'candidates');
     for (const c of cands) add(c, 'candidates');
@@ -51,6 +51,11 @@ export function goodEndOrder(
   for (let back = 1; bad - back > start; back *= 2) add(bad - back, 'window');
   add(start, 'window');
   return out;
+}
+
+/** Blame's candidates below the bad end, oldest first, once each. */
+function candidatesBelow(candidates: readonly number[], bad: number): number[] {
+  return [...new Set(candidates)].filter((i) => i >= 0 && i < bad).sort((a, b) => a - b);
 }
 
 /**
@@ -127,8 +132,10 @@ export async function searchFirstBad(opts: SearchOptions): Promise<SearchResult>
   // module starts to import) nor the window's gallop (it ignores s). Counted in maxGoodEndProbes: on
   // Django the module may start to import after the true inducer, and pinning that boundary from afar
   // would name it `introduced` wrongly; unpinned it ends `no_good_end` and blame stands.
+  // The oldest failure seen (the bad end when it is the only one).
+  const oldestBad = (): number => Math.min(...[...known].filter(([, o]) => o === 'bad').map(([i]) => i));
   const afterSkip = (): number | null => {
-    const hi = Math.min(...[...known].filter(([, o]) => o === 'bad').map(([i]) => i));
+    const hi = oldestBad();
     const skips = [...known].filter(([i, o]) => o === 'skip' && i < hi).map(([i]) => i);
     if (!skips.length) return null;
     const s = Math.max(...skips);
@@ -141,16 +148,16 @@ export async function searchFirstBad(opts: SearchOptions): Promise<SearchResult>
   // lie above that failure and are skipped): Django fd93db97c7's inducer is the commit just before the
   // oldest candidate. After the candidates: more often a newer candidate passes (the tested behaviour
   // arrived there) than the breakage is older (Django f4b06a3cc1).
-  const cands = [...blamed].filter((i) => i >= 0 && i < opts.bad).sort((a, b) => a - b);
+  const cands = candidatesBelow(opts.candidates, opts.bad);
   // As far back as the window reaches from the commit before the oldest candidate (blame may name
   // commits older than the window counted from the bad end).
   const start = cands.length ? windowStart(opts.mainline, Math.max(cands[0]! - 1, 0), opts.windowDays) : 0;
   let stride = 1;
   const goBack = (): number | null => {
     if (!cands.length || !known.has(cands[0]!)) return null;
-    const bads = [...known].filter(([i, o]) => o === 'bad' && i !== opts.bad).map(([i]) => i);
-    if (!bads.length || Math.min(...bads) <= start) return null;
-    let i = Math.max(Math.min(...bads) - stride, start);
+    const f = oldestBad();
+    if (f === opts.bad || f <= start) return null;
+    let i = Math.max(f - stride, start);
     while (i > start && known.has(i)) i--;
     if (known.has(i)) return null;
     stride *= 2;

@@ -61,9 +61,14 @@ export function cloneSource(config: Config, repo: { name: string; clone: string 
   return { path: repo.clone, url: config.discover.offline ? null : `${config.clone.gitUrl.replace(/\/+$/, '')}/${repo.name}.git` };
 }
 
+/** Where a worker keeps its own clone of `repo` under its data folder. */
+export function workerClonePath(dataDir: string, repo: string): string {
+  return join(repoDataDir(dataDir, repo), 'clone');
+}
+
 /** The worker's own clone (full history, no checkout), made on first use and fetched when a chain's commits are missing. */
 async function workerClone(dataDir: string, job: ChainJob, log: JobContext['log']): Promise<string> {
-  const path = join(repoDataDir(dataDir, job.repo), 'clone');
+  const path = workerClonePath(dataDir, job.repo);
   const from = existsSync(job.source.path) ? job.source.path : job.source.url;
   if (!from) throw new InfraError(`${job.repo}: no clone at ${job.source.path} on this host, and an offline run names no URL`, { remedy: `copy the clone to ${job.source.path} on every worker host, or run the coordinator without --offline` });
   try {
@@ -117,7 +122,7 @@ export function validateChainHandler(local: { config: Config; secrets: Secrets }
       );
       const { chain } = job;
       const commits = [chain.pr1_base, chain.pr1_head, chain.pr2_base, chain.pr2_head];
-      const clone = join(repoDataDir(ctx.dataDir, job.repo), 'clone');
+      const clone = workerClonePath(ctx.dataDir, job.repo);
       if (!(await hasCommits(clone, commits))) {
         const from = existsSync(job.source.path) ? job.source.path : job.source.url;
         ctx.log.info(`${chain.instance_id}: fetching new commits from ${from}`);

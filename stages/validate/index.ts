@@ -8,7 +8,7 @@ import { chainJobConfig, cloneSource, validateChainKind } from './chain-job.ts';
 import { ChainWork, excludedChain, type ChainOutcome } from './chain-work.ts';
 import { ValidatedChainSchema, type ValidatedChain } from '../../core/model/validated.ts';
 
-export { validateChainHandler, validateChainKind, type ChainJob, type ChainJobResult } from './chain-job.ts';
+export { validateChainHandler, validateChainKind, workerClonePath, type ChainJob, type ChainJobResult } from './chain-job.ts';
 export { compareValidated, recheckChains, RECHECKED_SETS, type RecheckResult, type SetDifference } from './recheck.ts';
 
 /**

@@ -98,44 +98,45 @@ need_commit "$checkout" || die 91 "commit $checkout is not in $src"
 git -c advice.detachedHead=false checkout -qf "$checkout" || die 91 "git checkout $checkout failed"
 git clean -qfdx || die 91 "git clean failed"
 
-if [ "$overlay" != "-" ] && [ -n "${FORESIGHT_OVERLAY_BASE:-}" ]; then
-  # Transplant: the PR's changes to these files (diff of $FORESIGHT_OVERLAY_BASE..$overlay), applied
-  # three-way onto this commit's own versions, instead of the PR's whole files.
+if [ "$overlay" != "-" ]; then
   need_commit "$overlay" || die 92 "commit $overlay is not in $src"
-  need_commit "$FORESIGHT_OVERLAY_BASE" || die 92 "commit $FORESIGHT_OVERLAY_BASE is not in $src"
-  patch="$testbed.overlay.patch"
-  : >"$patch" || die 92 "cannot write $patch"
-  diff_of() {
-    git --literal-pathspecs diff --full-index --binary "$FORESIGHT_OVERLAY_BASE" "$overlay" -- "$1" >>"$patch" \
-      || die 92 "cannot diff $1 between $FORESIGHT_OVERLAY_BASE and $overlay"
-  }
-  for f do diff_of "$f"; done
-  if [ -n "${FORESIGHT_OVERLAY_FILES:-}" ]; then
-    # A here-document, not a pipe: die must leave this shell, not a subshell.
-    while IFS= read -r f; do
-      [ -n "$f" ] && diff_of "$f"
-    done <<OVERLAY_FILES
+  if [ -n "${FORESIGHT_OVERLAY_BASE:-}" ]; then
+    # Transplant: the PR's changes to these files (diff of $FORESIGHT_OVERLAY_BASE..$overlay), applied
+    # three-way onto this commit's own versions, instead of the PR's whole files.
+    need_commit "$FORESIGHT_OVERLAY_BASE" || die 92 "commit $FORESIGHT_OVERLAY_BASE is not in $src"
+    patch="$testbed.overlay.patch"
+    : >"$patch" || die 92 "cannot write $patch"
+    diff_of() {
+      git --literal-pathspecs diff --full-index --binary "$FORESIGHT_OVERLAY_BASE" "$overlay" -- "$1" >>"$patch" \
+        || die 92 "cannot diff $1 between $FORESIGHT_OVERLAY_BASE and $overlay"
+    }
+    for f do diff_of "$f"; done
+    if [ -n "${FORESIGHT_OVERLAY_FILES:-}" ]; then
+      # A here-document, not a pipe: die must leave this shell, not a subshell.
+      while IFS= read -r f; do
+        [ -n "$f" ] && diff_of "$f"
+      done <<OVERLAY_FILES
 $FORESIGHT_OVERLAY_FILES
 OVERLAY_FILES
-  fi
-  if [ -s "$patch" ]; then
-    git apply --3way "$patch" >/dev/null 2>&1 || die 92 "the test changes of $overlay do not apply at $checkout"
-  fi
-elif [ "$overlay" != "-" ]; then
-  need_commit "$overlay" || die 92 "commit $overlay is not in $src"
-  for f do
-    if [ "$(git cat-file -t "$overlay:$f" 2>/dev/null)" = blob ]; then
-      git --literal-pathspecs checkout -q "$overlay" -- "$f" || die 92 "cannot overlay $f from $overlay"
     fi
-  done
-  # Support files the PR's tests need (test apps' models, conftest.py, fixtures), one per line.
-  if [ -n "${FORESIGHT_OVERLAY_FILES:-}" ]; then
-    printf '%s\n' "$FORESIGHT_OVERLAY_FILES" | while IFS= read -r f; do
-      [ -n "$f" ] || continue
+    if [ -s "$patch" ]; then
+      git apply --3way "$patch" >/dev/null 2>&1 || die 92 "the test changes of $overlay do not apply at $checkout"
+    fi
+  else
+    for f do
       if [ "$(git cat-file -t "$overlay:$f" 2>/dev/null)" = blob ]; then
-        git --literal-pathspecs checkout -q "$overlay" -- "$f" || exit 1
+        git --literal-pathspecs checkout -q "$overlay" -- "$f" || die 92 "cannot overlay $f from $overlay"
       fi
-    done || die 92 "cannot overlay the support files from $overlay"
+    done
+    # Support files the PR's tests need (test apps' models, conftest.py, fixtures), one per line.
+    if [ -n "${FORESIGHT_OVERLAY_FILES:-}" ]; then
+      printf '%s\n' "$FORESIGHT_OVERLAY_FILES" | while IFS= read -r f; do
+        [ -n "$f" ] || continue
+        if [ "$(git cat-file -t "$overlay:$f" 2>/dev/null)" = blob ]; then
+          git --literal-pathspecs checkout -q "$overlay" -- "$f" || exit 1
+        fi
+      done || die 92 "cannot overlay the support files from $overlay"
+    fi
   fi
 fi
 scm_version_file
