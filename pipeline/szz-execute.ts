@@ -9,7 +9,7 @@ import PQueue from 'p-queue';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { BISECT_DEFAULTS, BISECT_KINDS } from '../core/attribution/index.ts';
+import { BISECT_DEFAULTS, BISECT_KINDS, type Step } from '../core/attribution/index.ts';
 import { writeAtomic } from '../core/artifacts.ts';
 import type { Config } from '../core/config.ts';
 import { assertDockerReachable, connectDocker, ensureImage } from '../core/env/index.ts';
@@ -27,8 +27,16 @@ import { ChainWork, executeFix, FIX_DROP_REASONS } from '../stages/validate/inde
 export const EXECUTION_RULE =
   "blame + execution: the bisection's commit (found, or introduced: the tests cannot import before it and fail from it) replaces blame's prediction; any other outcome (ambiguous, budget, no good end, all skipped, flaky) leaves blame's prediction standing";
 
+/** What a step shows beyond its outcome: why a skip, which tests failed (and how) or passed all the same. */
+function whyOf(st: Step): string | null {
+  if (st.outcome === 'good') return null;
+  const passing = st.passing?.length ? `; passing: ${st.passing.join(', ')}` : '';
+  if (st.outcome === 'skip') return `${st.reason}: ${st.detail.slice(0, 300)}${passing}`;
+  return `${st.failing.map((t) => (st.kinds?.[t] ? `${t} [${st.kinds[t]}]` : t)).join(', ')}${passing}`;
+}
+
 /** Bump when a checkpoint's meaning changes: older ones are redone. */
-const CHECKPOINT_VERSION = 5;
+const CHECKPOINT_VERSION = 6;
 
 const CostSchema = z.object({ containers: z.number(), runs: z.number(), seconds: z.number() });
 const ExecutionSchema = z.union([
@@ -44,6 +52,8 @@ const ExecutionSchema = z.union([
     probes: z.number(),
     /** Each probe: commit, role, verdict (and why a skip), seconds; what the table's outcome rests on. */
     steps: z.array(z.object({ commit: z.string(), role: z.string(), outcome: z.string(), why: z.string().nullable(), seconds: z.number(), transplanted: z.boolean().default(false) })),
+    /** The fail->pass tests the bisection followed when its good end passed only those (empty: all of them). */
+    followed: z.array(z.string()).default([]),
     cost: CostSchema,
   }),
 ]);
@@ -142,10 +152,11 @@ export async function executeOracle(o: ExecuteOptions): Promise<ExecuteReport> {
                       commit: st.commit,
                       role: st.role,
                       outcome: st.outcome,
-                      why: st.outcome === 'skip' ? `${st.reason}: ${st.detail.slice(0, 300)}` : st.outcome === 'bad' ? st.failing.slice(0, 3).join(', ') : null,
+                      why: whyOf(st),
                       seconds: Math.round(st.seconds * 10) / 10,
                       transplanted: st.transplanted ?? false,
                     })),
+                    followed: 'followed' in r.bisect ? (r.bisect.followed ?? []) : [],
                     cost: r.cost,
                   };
           } catch (err) {

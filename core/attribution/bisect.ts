@@ -14,7 +14,7 @@ import { classifyRun, fileOfTest } from './classify-run.ts';
 import { searchFirstBad } from './search.ts';
 import type { BisectResult, ProbeEnv, Step, StepRole, Verdict } from './types.ts';
 
-export const BISECT_DEFAULTS = { windowDays: 365, maxProbes: 24, maxGoodEndProbes: 8, confirmRuns: 2 } as const;
+export const BISECT_DEFAULTS = { windowDays: 365, maxProbes: 28, maxGoodEndProbes: 12, confirmRuns: 2 } as const;
 
 export interface BisectOptions {
   /** The first-parent history, oldest first (core/history readMainline). */
@@ -35,9 +35,9 @@ export interface BisectOptions {
   envFor: (commit: string) => Promise<ProbeEnv>;
   /** Fallback window when the candidates give no good end (default 365 days before PR2's base). */
   windowDays?: number;
-  /** Most probes in all (default 24). */
+  /** Most probes in all (default 28). */
   maxProbes?: number;
-  /** Most probes spent looking for a good end (default 8). */
+  /** Most probes spent looking for a good end (default 12). */
   maxGoodEndProbes?: number;
   /** Extra runs the found commit's passing parent must pass (default 2: three passes, as validate's `runs`). */
   confirmRuns?: number;
@@ -114,15 +114,18 @@ export async function bisectInducer(opts: BisectOptions): Promise<BisectResult> 
   };
   // PR2's whole test module may import what this commit lacks (Django: tests/admin_views/tests.py grows
   // imports every release), though its new tests would run here: then the PR's test changes alone are
-  // applied to the commit's own modules. A pass is a pass. A failure counts only inside the bisection
-  // range (a good end is known below): before the tested code exists its tests fail too, and that is
-  // no evidence of the bug (an import error there keeps "introduced" readable).
+  // applied to the commit's own modules. A pass is a pass (of some tests too: the search may follow
+  // those). A failure counts only inside the bisection range (a good end is known below): before the
+  // tested code exists its tests fail too, and that is no evidence of the bug (an import error there
+  // keeps "introduced" readable).
   const transplanted = async (env: ChainEnv, runner: Runner, commit: string, select: Array<{ file: string; arg: string }> | null, role: StepRole): Promise<Verdict | null> => {
     if (opts.transplant === false) return null;
     const r = await run(env, commit, select ?? undefined, true);
     if (runProblem(r, runner.exitCodes) !== null) return null;
     const v = classifyRun(r, runner, opts.failToPass, testFiles);
-    return v.outcome === 'good' || (v.outcome === 'bad' && (role === 'bisect' || role === 'confirm')) ? v : null;
+    const inRange = role === 'bisect' || role === 'confirm';
+    if (v.outcome === 'good') return v;
+    return (v.outcome === 'bad' && inRange) || v.passing?.length ? v : null;
   };
 
   const index = new Map(opts.mainline.map((c, i) => [c.sha, i]));

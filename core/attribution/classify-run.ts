@@ -16,16 +16,22 @@ export function classifyRun(run: StateRun, runner: Runner, failToPass: readonly 
   const problem = runProblem(run, runner.exitCodes);
   if (problem) return { outcome: 'skip', reason: problem.kind === 'chain' ? 'runner_crash' : 'infra', detail: problem.detail };
   const failing: string[] = [];
-  let skip: Verdict | null = null;
+  const passing: string[] = [];
+  let skip: (Verdict & { outcome: 'skip' }) | null = null;
   for (const id of failToPass) {
     const file = fileOfTest(runner, id, testFiles);
     const status = run.parsed.tests[id];
     if (status === 'fail' || status === 'error') failing.push(id);
-    else if (status === 'pass') continue;
+    else if (status === 'pass') passing.push(id);
     else if (file !== null && run.parsed.collectionErrors.includes(file)) skip ??= { outcome: 'skip', reason: 'import_error', detail: `${file} cannot be imported` };
     else if (status === 'skip') skip ??= { outcome: 'skip', reason: 'test_skipped', detail: `${id} was skipped by the runner` };
     else skip ??= { outcome: 'skip', reason: 'not_collected', detail: `${id} is not in the runner's report` };
   }
-  if (failing.length) return { outcome: 'bad', failing };
-  return skip ?? { outcome: 'good' };
+  const some = passing.length ? { passing } : {};
+  if (failing.length) {
+    const known = failing.filter((id) => run.parsed.failureKinds?.[id] !== undefined);
+    const kinds = known.length ? { kinds: Object.fromEntries(known.map((id) => [id, run.parsed.failureKinds![id]!])) } : {};
+    return { outcome: 'bad', failing, ...some, ...kinds };
+  }
+  return skip ? { ...skip, ...some } : { outcome: 'good' };
 }

@@ -87,36 +87,89 @@ function nextProbe(lo: number, hi: number, known: ReadonlyMap<number, Outcome>):
 
 /**
  * The commit where the tests first fail when none passes anywhere: the oldest bad commit whose parent
- * cannot import the test module, with no failure seen before it (a failure further back would make the
- * import error a passing breakage, not the code's arrival). Null when the probes show no such boundary.
+ * cannot import the test module or fails it another way (the code under test is not there yet), with no
+ * failure seen before it (a failure further back would make that boundary a passing breakage, not the
+ * code's arrival). Null when the probes show no such boundary.
  */
-function introduction(steps: readonly Step[], mainline: SearchOptions['mainline']): string | null {
-  const at = new Map(mainline.map((c, i) => [c.sha, i]));
-  const byIndex = new Map(steps.map((s) => [at.get(s.commit)!, s]));
-  const bads = [...byIndex].filter(([, s]) => s.outcome === 'bad').map(([i]) => i).sort((a, b) => a - b);
-  const first = bads[0];
-  if (first === undefined) return null;
-  const before = byIndex.get(first - 1);
-  return before?.outcome === 'skip' && before.reason === 'import_error' ? mainline[first]!.sha : null;
+function introduction(known: ReadonlyMap<number, Outcome>, stepsAt: (i: number) => Step[], mainline: SearchOptions['mainline']): string | null {
+  const bads = [...known].filter(([, o]) => o === 'bad').map(([i]) => i);
+  if (!bads.length) return null;
+  const first = Math.min(...bads);
+  const before = stepsAt(first - 1);
+  const arrival = (s: Step): boolean => s.outcome === 'skip' && (s.reason === 'import_error' || s.reason === 'other_failure');
+  return before.length && before.every(arrival) ? mainline[first]!.sha : null;
 }
 
 export async function searchFirstBad(opts: SearchOptions): Promise<SearchResult> {
   const steps: Step[] = [];
-  const known = new Map<number, Outcome>();
+  const index = new Map(opts.mainline.map((c, i) => [c.sha, i]));
   const sha = (i: number): string => opts.mainline[i]!.sha;
-  const probe = async (i: number, role: StepRole): Promise<Outcome> => {
-    const step = await opts.probe(sha(i), role);
+  const stepsAt = (i: number): Step[] => steps.filter((s) => index.get(s.commit) === i);
+  // The exceptions the tests end with at the bad end, read when a failure elsewhere needs comparing.
+  let reference: Record<string, string> | null = null;
+  // Once a good end passes only some of the fail->pass tests, those alone are followed.
+  let followed: Set<string> | null = null;
+  const sameWay = (s: Step & { outcome: 'bad' }, t: string): boolean => {
+    const here = s.kinds?.[t];
+    const there = reference?.[t];
+    return here === undefined || there === undefined || here === there;
+  };
+  /** A step as the search counts it: under the followed tests, a failure only another way is no evidence. */
+  const outcomeOf = (s: Step): Outcome => {
+    if (s.outcome === 'good') return 'good';
+    const tests = followed;
+    if (tests === null) return s.outcome === 'bad' && s.failing.some((t) => sameWay(s, t)) ? 'bad' : 'skip';
+    if (s.outcome === 'bad' && s.failing.some((t) => tests.has(t) && sameWay(s, t))) return 'bad';
+    return [...tests].every((t) => s.passing?.includes(t)) ? 'good' : 'skip';
+  };
+  /**
+   * Per commit: bad when any run there is (a confirmation that fails outweighs the pass before it), else
+   * good when one is, else skip (a confirmation that cannot run is no evidence). The bad end stays bad.
+   */
+  const known = (): Map<number, Outcome> => {
+    const out = new Map<number, Outcome>();
+    for (const s of steps) {
+      const i = index.get(s.commit)!;
+      const o = outcomeOf(s);
+      const prev = out.get(i);
+      if (prev === undefined || o === 'bad' || (o === 'good' && prev === 'skip')) out.set(i, o);
+    }
+    out.set(opts.bad, 'bad');
+    return out;
+  };
+  const record = (step: Step): Step => {
     steps.push(step);
-    // A confirmation that cannot run is no evidence: the pass seen before stands.
-    if (role !== 'confirm' || step.outcome === 'bad') known.set(i, step.outcome);
-    return step.outcome;
+    return step;
+  };
+  // The bad end's exceptions, probed again when validate's reused S4 run did not carry them.
+  const readReference = async (): Promise<void> => {
+    if (reference !== null) return;
+    const end = steps.find((s) => s.role === 'bad_end' && !s.reused);
+    const run = end ?? (steps.length < opts.maxProbes ? record(await opts.probe(sha(opts.bad), 'bad_end')) : null);
+    reference = run?.outcome === 'bad' ? (run.kinds ?? {}) : {};
+  };
+  const probe = async (i: number, role: StepRole): Promise<Outcome> => {
+    const step = record(await opts.probe(sha(i), role));
+    if (step.outcome !== 'bad' || !step.kinds) return outcomeOf(step);
+    await readReference();
+    // Every failing test fails another way than at the bad end: recorded as what it is, no evidence.
+    if (step.failing.some((t) => sameWay(step, t))) return outcomeOf(step);
+    const ways = [...new Set(step.failing.map((t) => `${step.kinds![t]} where PR2's base has ${reference![t]}`))].join('; ');
+    const { failing: _f, kinds: _k, outcome: _o, ...rest } = step;
+    const other: Step = { ...rest, outcome: 'skip', reason: 'other_failure', detail: `the tests fail another way: ${ways}` };
+    steps[steps.indexOf(step)] = other;
+    return outcomeOf(other);
   };
 
   let end: Outcome;
   if (opts.knownBad?.length) {
-    steps.push({ commit: sha(opts.bad), role: 'bad_end', seconds: 0, reused: true, outcome: 'bad', failing: [...opts.knownBad] });
-    known.set(opts.bad, (end = 'bad'));
-  } else end = await probe(opts.bad, 'bad_end');
+    record({ commit: sha(opts.bad), role: 'bad_end', seconds: 0, reused: true, outcome: 'bad', failing: [...opts.knownBad] });
+    end = 'bad';
+  } else {
+    const first = record(await opts.probe(sha(opts.bad), 'bad_end'));
+    end = first.outcome;
+    if (first.outcome === 'bad') reference = first.kinds ?? {};
+  }
   if (end !== 'bad') {
     const { commit: _c, role: _r, seconds: _s, ...verdict } = steps[0]!;
     return { kind: 'no_bad_end', verdict, steps };
@@ -133,74 +186,95 @@ export async function searchFirstBad(opts: SearchOptions): Promise<SearchResult>
   // Django the module may start to import after the true inducer, and pinning that boundary from afar
   // would name it `introduced` wrongly; unpinned it ends `no_good_end` and blame stands.
   // The oldest failure seen (the bad end when it is the only one).
-  const oldestBad = (): number => Math.min(...[...known].filter(([, o]) => o === 'bad').map(([i]) => i));
+  const oldestBad = (): number => Math.min(...[...known()].filter(([, o]) => o === 'bad').map(([i]) => i));
   const afterSkip = (): number | null => {
     const hi = oldestBad();
-    const skips = [...known].filter(([i, o]) => o === 'skip' && i < hi).map(([i]) => i);
+    const skips = [...known()].filter(([i, o]) => o === 'skip' && i < hi).map(([i]) => i);
     if (!skips.length) return null;
     const s = Math.max(...skips);
     if (hi - s <= 1) return null;
     return blamed.has(s + 1) ? s + 1 : (s + hi) >> 1;
   };
-  // The tests fail before blame's oldest candidate and at every candidate: the breakage may be older
-  // than blame saw. Gallop back from the oldest failure, 1, 2, 4 ... commits, as far as the window
-  // reaches from the oldest candidate, before the window's own points (counted from the bad end, they
-  // lie above that failure and are skipped): Django fd93db97c7's inducer is the commit just before the
-  // oldest candidate. After the candidates: more often a newer candidate passes (the tested behaviour
-  // arrived there) than the breakage is older (Django f4b06a3cc1).
+  // The tests fail before blame's oldest candidate and at it: the breakage may be older than blame saw.
+  // Gallop back from the oldest failure, 1, 2, 4 ... commits, as far as the window reaches from the
+  // oldest candidate, before the window's own points (counted from the bad end, they lie above that
+  // failure and are skipped): Django fd93db97c7's inducer is the commit just before the oldest
+  // candidate. It takes turns with the newer candidates: as often a newer candidate passes (the tested
+  // behaviour arrived there: Django f4b06a3cc1, its sixth candidate), and eight candidates in a row
+  // spent the budget before fd93db97c7's first step back.
   const cands = candidatesBelow(opts.candidates, opts.bad);
   // As far back as the window reaches from the commit before the oldest candidate (blame may name
   // commits older than the window counted from the bad end).
   const start = cands.length ? windowStart(opts.mainline, Math.max(cands[0]! - 1, 0), opts.windowDays) : 0;
   let stride = 1;
   const goBack = (): number | null => {
-    if (!cands.length || !known.has(cands[0]!)) return null;
+    const k = known();
+    if (!cands.length || !k.has(cands[0]!)) return null;
     const f = oldestBad();
     if (f === opts.bad || f <= start) return null;
     let i = Math.max(f - stride, start);
-    while (i > start && known.has(i)) i--;
-    if (known.has(i)) return null;
+    while (i > start && k.has(i)) i--;
+    if (k.has(i)) return null;
     stride *= 2;
     return i;
   };
   // The queue's next commit worth probing, or null when it is spent.
   const fromQueue = (only?: 'candidates'): number | null => {
+    const k = known();
     while (queue.length) {
       if (only && queue[0]!.from !== only) return null;
       const { index: i, from } = queue.shift()!;
-      if (known.has(i)) continue;
+      if (k.has(i)) continue;
       // The window looks further back than the oldest failure seen so far, never between it and the bad end.
-      if (from === 'window' && [...known].some(([j, o]) => o === 'bad' && j < i && j !== opts.bad)) continue;
+      if (from === 'window' && [...k].some(([j, o]) => o === 'bad' && j < i && j !== opts.bad)) continue;
       return i;
     }
     return null;
   };
+  let backFirst = false;
+  const next = (): number | null => {
+    const skip = afterSkip();
+    if (skip !== null) return skip;
+    if (!cands.length || !known().has(cands[0]!)) return fromQueue('candidates') ?? goBack() ?? fromQueue();
+    backFirst = !backFirst;
+    return (backFirst ? goBack() ?? fromQueue('candidates') : fromQueue('candidates') ?? goBack()) ?? fromQueue();
+  };
   while (tried < opts.maxGoodEndProbes && steps.length < opts.maxProbes) {
-    const i = afterSkip() ?? fromQueue('candidates') ?? goBack() ?? fromQueue();
+    const i = next();
     if (i === null) break;
     tried++;
-    if ((await probe(i, 'good_end')) === 'good') {
+    const o = await probe(i, 'good_end');
+    const last = steps[steps.length - 1]!;
+    if (o === 'good') {
+      good = i;
+      break;
+    }
+    // Some of the tests pass here, the others fail as at the bad end (they test what PR2 itself
+    // changed, Django 1e2e1be02b): the passing ones are followed from here on.
+    if (last.outcome !== 'good' && last.passing?.length) {
+      followed = new Set(last.passing);
       good = i;
       break;
     }
   }
+  const follow = followed ? { followed: [...followed].sort() } : {};
   if (good === null) {
-    const born = introduction(steps, opts.mainline);
+    const born = introduction(known(), stepsAt, opts.mainline);
     if (born !== null) return { kind: 'introduced', commit: born, steps };
-    const ran = steps.some((s) => s.role === 'good_end' && s.outcome !== 'skip');
+    const ran = steps.some((s) => s.role === 'good_end' && (s.outcome !== 'skip' || s.reason === 'other_failure'));
     return ran ? { kind: 'no_good_end', steps } : { kind: 'all_skipped', steps };
   }
 
   // The nearest known bad above the good end bounds the range; skips already seen stay skipped.
   let lo = good;
-  let hi = Math.min(...[...known].filter(([i, o]) => i > good && o === 'bad').map(([i]) => i));
+  let hi = Math.min(...[...known()].filter(([i, o]) => i > good && o === 'bad').map(([i]) => i));
   const range = (): string[] => Array.from({ length: hi - lo }, (_, k) => sha(lo + 1 + k));
   // The good end is just before a blamed commit: test blame's answer first (bad there: found in one probe).
-  const next = good + 1;
-  if (next < hi && blamed.has(next) && !known.has(next) && steps.length < opts.maxProbes) {
-    const o = await probe(next, 'bisect');
-    if (o === 'good') lo = next;
-    else if (o === 'bad') hi = next;
+  const after = good + 1;
+  if (after < hi && blamed.has(after) && !known().has(after) && steps.length < opts.maxProbes) {
+    const o = await probe(after, 'bisect');
+    if (o === 'good') lo = after;
+    else if (o === 'bad') hi = after;
   }
   // A test that fails only sometimes can pass once where it is already broken, and one pass would then
   // name a commit that changed nothing (Django e972620ada: a docs-only commit). The found commit's parent
@@ -208,19 +282,19 @@ export async function searchFirstBad(opts: SearchOptions): Promise<SearchResult>
   // boundary below it and the bisection goes on from the nearest pass further back.
   for (;;) {
     while (hi - lo > 1) {
-      const i = nextProbe(lo, hi, known);
-      if (i === null) return { kind: 'ambiguous', commits: range(), good: sha(lo), steps };
-      if (steps.length >= opts.maxProbes) return { kind: 'budget', commits: range(), good: sha(lo), steps };
+      const i = nextProbe(lo, hi, known());
+      if (i === null) return { kind: 'ambiguous', commits: range(), good: sha(lo), ...follow, steps };
+      if (steps.length >= opts.maxProbes) return { kind: 'budget', commits: range(), good: sha(lo), ...follow, steps };
       const o = await probe(i, 'bisect');
       if (o === 'good') lo = i;
       else if (o === 'bad') hi = i;
     }
-    for (let k = 0; k < (opts.confirmRuns ?? 0) && known.get(lo) === 'good'; k++) await probe(lo, 'confirm');
-    if (known.get(lo) === 'good') break;
+    for (let k = 0; k < (opts.confirmRuns ?? 0) && known().get(lo) === 'good'; k++) await probe(lo, 'confirm');
+    if (known().get(lo) === 'good') break;
     hi = lo;
-    const passes = [...known].filter(([i, o]) => o === 'good' && i < hi).map(([i]) => i);
+    const passes = [...known()].filter(([i, o]) => o === 'good' && i < hi).map(([i]) => i);
     if (!passes.length) return { kind: 'flaky', commit: sha(hi), steps };
     lo = Math.max(...passes);
   }
-  return { kind: 'found', commit: sha(hi), good: sha(lo), steps };
+  return { kind: 'found', commit: sha(hi), good: sha(lo), ...follow, steps };
 }

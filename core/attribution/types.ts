@@ -13,13 +13,23 @@ export type SkipReason =
   /** The repository's code crashed the runner before any test (settings, app loading). */
   | 'runner_crash'
   /** The environment of the commit's era did not build. */
-  | 'env_broken';
+  | 'env_broken'
+  /**
+   * The tests fail, but with another exception than at PR2's base (AttributeError where the base fails
+   * with AssertionError): the code under test is not there yet, or something else is broken. Not this bug.
+   */
+  | 'other_failure';
 
-/** What one probe of a commit shows: the fail->pass tests all pass, one fails, or they cannot run. */
+/**
+ * What one probe of a commit shows: the fail->pass tests all pass, one fails, or they cannot run.
+ * `passing`: the fail->pass tests that passed all the same (a bad or skipped probe may pass some: the
+ * search can follow those alone). `kinds`: a failing test's id -> the exception it ended with, when the
+ * runner's report says.
+ */
 export type Verdict =
   | { outcome: 'good' }
-  | { outcome: 'bad'; failing: string[] }
-  | { outcome: 'skip'; reason: SkipReason; detail: string };
+  | { outcome: 'bad'; failing: string[]; passing?: string[]; kinds?: Record<string, string> }
+  | { outcome: 'skip'; reason: SkipReason; detail: string; passing?: string[] };
 
 /** Why a commit was probed: the known-bad end (PR2's base), a candidate good end, a bisection step, or a repeat of the found commit's passing parent. */
 export type StepRole = 'bad_end' | 'good_end' | 'bisect' | 'confirm';
@@ -49,11 +59,13 @@ export interface BisectCost {
  * the first bad commit lies in `commits`. `not_on_mainline`: PR2's base is not a first-parent commit.
  * `flaky`: the tests passed at `commit` and failed there when run again, and no pass further back is
  * known: they cannot tell where the behaviour broke.
+ * `followed`: the good end passed only these of the fail->pass tests (the others fail there too: they
+ * test what PR2 itself changed), and the bisection followed them alone.
  */
 export type SearchResult = { steps: Step[] } & (
-  | { kind: 'found'; commit: string; good: string }
-  | { kind: 'ambiguous'; commits: string[]; good: string }
-  | { kind: 'budget'; commits: string[]; good: string }
+  | { kind: 'found'; commit: string; good: string; followed?: string[] }
+  | { kind: 'ambiguous'; commits: string[]; good: string; followed?: string[] }
+  | { kind: 'budget'; commits: string[]; good: string; followed?: string[] }
   | { kind: 'no_bad_end'; verdict: Verdict }
   | { kind: 'introduced'; commit: string }
   | { kind: 'no_good_end' }

@@ -40,6 +40,11 @@ export const AttributionSchema = z.object({
   disagreements: z.array(z.object({ source: z.enum(['blame', 'reference']), change: z.string() })),
   /** `ambiguous` / `budget`: the commits the first bad one lies in (oldest first). */
   range: z.array(z.string()),
+  /**
+   * The fail->pass tests the bisection followed when its good end passed only those (the others failed
+   * there too: they test what PR2 itself changed); empty when it followed all of them.
+   */
+  followed: z.array(z.string()).default([]),
   steps: z.array(AttributionStepSchema),
   cost: z.object({ containers: z.number().int(), runs: z.number().int(), seconds: z.number() }).nullable(),
   detail: z.string().nullable(),

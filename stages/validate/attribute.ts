@@ -71,7 +71,7 @@ export async function attributeChain(v: ValidatedChain, deps: AttributeDeps): Pr
   return { kind: 'kept', record };
 }
 
-const EMPTY: Attribution = { decision: 'unknown', method: null, change: null, commit: null, execution: null, moved_from: null, disagreements: [], range: [], steps: [], cost: null, detail: null };
+const EMPTY: Attribution = { decision: 'unknown', method: null, change: null, commit: null, execution: null, moved_from: null, disagreements: [], range: [], followed: [], steps: [], cost: null, detail: null };
 
 function toRecord(d: AttributionDecision, b: BisectResult): Attribution {
   const steps = b.steps.map((s) => ({ commit: s.commit, role: s.role, outcome: s.outcome, reason: s.outcome === 'skip' ? s.reason : null, seconds: Math.round(s.seconds * 10) / 10, reused: s.reused ?? false, transplanted: s.transplanted ?? false }));
@@ -79,6 +79,7 @@ function toRecord(d: AttributionDecision, b: BisectResult): Attribution {
     ...EMPTY,
     execution: b.kind,
     range: b.kind === 'ambiguous' || b.kind === 'budget' ? b.commits : [],
+    followed: 'followed' in b ? (b.followed ?? []) : [],
     steps,
     cost: { ...b.cost, seconds: Math.round(b.cost.seconds * 10) / 10 },
     detail: b.kind === 'no_bad_end' && b.verdict.outcome === 'skip' ? `PR2's base: ${b.verdict.detail}` : null,

@@ -13,6 +13,13 @@ export interface ParsedRun {
    * count of tests disagrees with the parsed results. Optional: pytest's parser never sets it.
    */
   problem?: string;
+  /**
+   * A failing or erroring test's id → the type of the exception it ended with (`AssertionError`,
+   * `AttributeError`, the class name without its module), when the report says. Attribution compares
+   * them: a test that fails with `AttributeError` where PR2's base fails it with `AssertionError` fails
+   * for another reason (the code under test is not there yet).
+   */
+  failureKinds?: Record<string, string>;
 }
 
 export interface ParseInput {

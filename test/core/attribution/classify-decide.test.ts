@@ -15,7 +15,9 @@ function junit(cases: string): string {
   return `<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite name="pytest" errors="0" failures="0" skipped="0" tests="1" time="0.1">${cases}</testsuite></testsuites>`;
 }
 const PASS = (name: string) => `<testcase classname="tests.test_m" name="${name}" file="tests/test_m.py" time="0.01"/>`;
-const FAIL = (name: string) => `<testcase classname="tests.test_m" name="${name}" file="tests/test_m.py" time="0.01"><failure message="assert 1 == 2">boom</failure></testcase>`;
+const FAIL = (name: string, kind = 'AssertionError') =>
+  `<testcase classname="tests.test_m" name="${name}" file="tests/test_m.py" time="0.01"><failure message="assert 1 == 2">boom
+tests/test_m.py:3: ${kind}</failure></testcase>`;
 const SKIP = (name: string) => `<testcase classname="tests.test_m" name="${name}" file="tests/test_m.py" time="0.01"><skipped message="no backend">x</skipped></testcase>`;
 const COLLECT = '<testcase classname="" name="tests.test_m" file="tests/test_m.py" time="0"><error message="collection failure">ImportError: cannot import name f</error></testcase>';
 
@@ -32,7 +34,16 @@ const F2P = ['tests/test_m.py::test_a', 'tests/test_m.py::test_b'];
 describe('classifyRun', () => {
   it('all fail->pass tests pass: good; one fails: bad, naming it', () => {
     expect(classifyRun(run(junit(PASS('test_a') + PASS('test_b')), 0), pytest, F2P, FILES)).toEqual({ outcome: 'good' });
-    expect(classifyRun(run(junit(PASS('test_a') + FAIL('test_b')), 1), pytest, F2P, FILES)).toEqual({ outcome: 'bad', failing: ['tests/test_m.py::test_b'] });
+    expect(classifyRun(run(junit(PASS('test_a') + FAIL('test_b')), 1), pytest, F2P, FILES)).toEqual({
+      outcome: 'bad',
+      failing: ['tests/test_m.py::test_b'],
+      // what the search may follow alone, and how the failing one failed
+      passing: ['tests/test_m.py::test_a'],
+      kinds: { 'tests/test_m.py::test_b': 'AssertionError' },
+    });
+    expect(classifyRun(run(junit(FAIL('test_a', 'AttributeError') + FAIL('test_b')), 1), pytest, F2P, FILES)).toMatchObject({
+      kinds: { 'tests/test_m.py::test_a': 'AttributeError', 'tests/test_m.py::test_b': 'AssertionError' },
+    });
   });
 
   it('a test module that cannot be imported is a skip, never bad (pytest exits 1 as for a failure)', () => {

@@ -8,8 +8,10 @@ import { goodEndOrder, searchFirstBad, type SearchOptions, type Step } from '../
 /**
  * Good, bad, skip (the test module cannot import), skip (X: infrastructure); F: passes the first time,
  * fails after (broken, but the test fails only sometimes); K: passes, then cannot run, then passes.
+ * With the exception the report names: E fails with AssertionError, A with AttributeError (B names none).
+ * P: of two fail->pass tests, t passes and u fails (u tests what the fix itself changed).
  */
-type O = 'G' | 'B' | 'S' | 'X' | 'F' | 'K';
+type O = 'G' | 'B' | 'S' | 'X' | 'F' | 'K' | 'E' | 'A' | 'P';
 
 /** A history of `table.length` commits, one a day, and a probe that reads the table. */
 function history(table: string, over: Partial<SearchOptions> = {}) {
@@ -24,6 +26,8 @@ function history(table: string, over: Partial<SearchOptions> = {}) {
     const v =
       o === 'G' ? { outcome: 'good' as const }
       : o === 'B' ? { outcome: 'bad' as const, failing: ['t'] }
+      : o === 'E' || o === 'A' ? { outcome: 'bad' as const, failing: ['t'], kinds: { t: o === 'E' ? 'AssertionError' : 'AttributeError' } }
+      : o === 'P' ? { outcome: 'bad' as const, failing: ['u'], passing: ['t'] }
       : { outcome: 'skip' as const, reason: o === 'S' ? ('import_error' as const) : ('infra' as const), detail: 'x' };
     return { commit, role, seconds: 0, ...v };
   };
@@ -186,21 +190,54 @@ describe('searchFirstBad', () => {
     expect(h.probed.filter((c) => c === 'c4')).toHaveLength(3);
   });
 
-  it('every candidate fails and the inducer lies just below the oldest: after the candidates, the search gallops back from the oldest failure', async () => {
-    // Inducer c20, blamed c21, c25, c27 (all later): c20 (before the oldest) and each candidate fail, c19 passes.
+  it('every candidate fails and the inducer lies just below the oldest: the search gallops back from the oldest failure, taking turns with the newer candidates', async () => {
+    // Inducer c20, blamed c21, c25, c27 (all later): c20 (before the oldest) and c21 fail; the first step back, c19, passes.
     const h = history(`${'G'.repeat(20)}${'B'.repeat(20)}`, { candidates: [21, 25, 27], maxGoodEndProbes: 8 });
     expect(await h.run()).toMatchObject({ kind: 'found', commit: 'c20', good: 'c19' });
-    expect(h.probed.slice(0, 6)).toEqual(['c39', 'c20', 'c21', 'c25', 'c27', 'c19']);
-    // Further back: strides 1, 2, 4, 8 from the oldest failure reach the pass at c5.
+    expect(h.probed.slice(0, 4)).toEqual(['c39', 'c20', 'c21', 'c19']);
+    // Further back: strides 1, 2, 4, 8 from the oldest failure, between the candidates, reach the pass at c5.
     const far = history(`${'G'.repeat(10)}${'B'.repeat(30)}`, { candidates: [21, 25, 27], maxGoodEndProbes: 8 });
     expect(await far.run()).toMatchObject({ kind: 'found', commit: 'c10' });
-    expect(far.probed.slice(0, 9)).toEqual(['c39', 'c20', 'c21', 'c25', 'c27', 'c19', 'c17', 'c13', 'c5']);
+    expect(far.probed.slice(0, 9)).toEqual(['c39', 'c20', 'c21', 'c19', 'c25', 'c17', 'c27', 'c13', 'c5']);
   });
 
-  it('a newer candidate that passes (the tested behaviour arrived there) is tried before galloping back', async () => {
+  it('a newer candidate that passes (the tested behaviour arrived there) takes its turn after one step back', async () => {
     // c0-c19 lack the behaviour (fail), c20 adds it, c25 breaks it; blamed c19 and c22.
     const h = history(`${'B'.repeat(20)}${'G'.repeat(5)}${'B'.repeat(10)}`, { candidates: [19, 22], maxGoodEndProbes: 8 });
     expect(await h.run()).toMatchObject({ kind: 'found', commit: 'c25' });
-    expect(h.probed.slice(0, 4)).toEqual(['c34', 'c18', 'c19', 'c22']);
+    expect(h.probed.slice(0, 5)).toEqual(['c34', 'c18', 'c19', 'c17', 'c22']);
+    // Eight candidates that all fail no longer spend the budget before the first step back (Django fd93db97c7).
+    const many = history(`${'G'.repeat(20)}${'B'.repeat(20)}`, { candidates: [21, 22, 23, 24, 25, 26, 27, 28], maxGoodEndProbes: 8 });
+    expect(await many.run()).toMatchObject({ kind: 'found', commit: 'c20' });
+  });
+
+  it('a test that fails another way than at the bad end (AttributeError: the code is not there yet) is no failure of the bug: the boundary is its arrival, introduced', async () => {
+    const h = history('AAAAAEEEEE', { candidates: [2] });
+    expect(await h.run()).toMatchObject({ kind: 'introduced', commit: 'c5' });
+    const other = (await history('AAAAAEEEEE', { candidates: [2] }).run()).steps.find((s) => s.commit === 'c1');
+    expect(other).toMatchObject({ outcome: 'skip', reason: 'other_failure' });
+    // Failing the same way everywhere shows no arrival: no_good_end, blame stands.
+    expect(await history('EEEEEEEEEE', { candidates: [2] }).run()).toMatchObject({ kind: 'no_good_end' });
+    // A failure whose exception the report does not name counts as this bug's, as before.
+    expect(await history('BBBBBEEEEE', { candidates: [2] }).run()).toMatchObject({ kind: 'no_good_end' });
+    // Other failures are evidence the tests ran: never all_skipped.
+    expect(await history('AAAAAAAAAE', { candidates: [2], maxGoodEndProbes: 3 }).run()).toMatchObject({ kind: 'no_good_end' });
+  });
+
+  it("the bad end's exception is read once when validate's reused run did not carry it", async () => {
+    const h = history('AAAAAEEEEE', { candidates: [2], knownBad: ['t'] });
+    const res = await h.run();
+    expect(res).toMatchObject({ kind: 'introduced', commit: 'c5' });
+    expect(h.probed.filter((c) => c === 'c9')).toHaveLength(1);
+    expect(res.steps.filter((s) => s.role === 'bad_end').map((s) => s.reused ?? false)).toEqual([true, false]);
+  });
+
+  it('a good end where only some fail->pass tests pass (the others test what the fix changed) is followed on those alone', async () => {
+    // u fails everywhere; t passes until c6.
+    const h = history('PPPPPPBBBB', { candidates: [3] });
+    const res = await h.run();
+    expect(res).toMatchObject({ kind: 'found', commit: 'c6', followed: ['t'] });
+    // Without the partial pass there is no good end at all.
+    expect(await history('BBBBBBBBBB', { candidates: [3] }).run()).toMatchObject({ kind: 'no_good_end' });
   });
 });

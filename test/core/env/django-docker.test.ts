@@ -64,6 +64,7 @@ describe.skipIf(skip)('django runner (Docker, Django-style repository)', () => {
         'test_add_many (calc.tests.AddTests)': 'fail', // its subtests fail
       },
       collectionErrors: [NEW],
+      failureKinds: { 'test_add (calc.tests.AddTests)': 'AssertionError', 'test_add_many (calc.tests.AddTests)': 'AssertionError' },
     });
     expect(run.outputTail).toContain("Testing against Django installed in '/tmp/testbed/django'");
     expect(run.outputTail).toContain('[foresight-django] label calc.tests tests/calc/tests.py');
@@ -80,7 +81,11 @@ describe.skipIf(skip)('django runner (Docker, Django-style repository)', () => {
     expect(select[0]!.arg).toBe('calc.tests.AddTests.test_add');
     const run = await env.runState({ checkout: revs.A, overlay: revs.B, testFiles: [CALC, NEW], select });
     expect(run.kind, run.outputTail).toBe('report');
-    expect(run.parsed).toEqual({ tests: { 'test_add (calc.tests.AddTests)': 'fail' }, collectionErrors: [NEW] });
+    expect(run.parsed).toEqual({
+      tests: { 'test_add (calc.tests.AddTests)': 'fail' },
+      collectionErrors: [NEW],
+      failureKinds: { 'test_add (calc.tests.AddTests)': 'AssertionError' },
+    });
     expect(run.outputTail).toContain('[foresight-django] label calc.tests.AddTests.test_add tests/calc/tests.py');
   });
 
@@ -177,8 +182,8 @@ describe.skipIf(skip)('django runner (Docker, Django-style repository)', () => {
     const clean = 'test_clean_tree (probe.test_env.EnvTests)';
     expect(runs.map((r) => r.parsed)).toEqual([
       { tests: { ...ok, [clean]: 'pass' }, collectionErrors: [] },
-      { tests: { ...ok, [clean]: 'fail' }, collectionErrors: [] },
-      { tests: { ...ok, [clean]: 'fail' }, collectionErrors: [] },
+      { tests: { ...ok, [clean]: 'fail' }, collectionErrors: [], failureKinds: { [clean]: 'AssertionError' } },
+      { tests: { ...ok, [clean]: 'fail' }, collectionErrors: [], failureKinds: { [clean]: 'AssertionError' } },
     ]);
     // The databases are set up once, before the first pass; each report has its own summary.
     for (const r of runs) {

@@ -119,6 +119,18 @@ describe.each([
     expect(parsed.problem).toBeUndefined();
   });
 
+  it('names the exception each failing test ended with, the module left off (attribution compares them)', () => {
+    const kinds = parseDjangoLog(log, FILES).failureKinds!;
+    expect(kinds['test_error (fs_probe.tests.Basics)']).toBe('ValueError');
+    expect(kinds['test_fail (fs_probe.tests.Basics)']).toBe('AssertionError');
+    expect(kinds['test_doc_fail (fs_probe.tests.Docs)']).toBe('AssertionError');
+    // subtests: the first block that failed
+    expect(kinds['test_subtests_fail_and_error (fs_probe.tests.SubTests)']).toBe('KeyError');
+    // only failing tests, never the passing or skipped ones
+    const failing = Object.entries(parseDjangoLog(log, FILES).tests).filter(([, s]) => s === 'fail' || s === 'error').map(([id]) => id);
+    expect(Object.keys(kinds).every((id) => failing.includes(id))).toBe(true);
+  });
+
   it('the ids are exactly the tests Django collected', () => {
     expect(Object.keys(parseDjangoLog(log, FILES).tests).sort()).toEqual(collectedIds(log).sort());
   });
@@ -134,7 +146,7 @@ describe.each([
   it('the runner reads the log from the report file, or from the output when the file is missing', () => {
     const expected = parseDjangoLog(log, FILES);
     const viaFile = djangoRunner.parse({ junitXml: log, output: 'whatever', testFiles: FILES });
-    expect(viaFile).toEqual({ tests: expected.tests, collectionErrors: BROKEN });
+    expect(viaFile).toEqual({ tests: expected.tests, collectionErrors: BROKEN, failureKinds: expected.failureKinds });
     const viaOutput = djangoRunner.parse({ junitXml: null, output: log, testFiles: FILES });
     expect(viaOutput).toEqual(viaFile);
   });

@@ -169,6 +169,7 @@ describe.skipIf(skip)('chain env (Docker)', () => {
     expect(run.parsed).toEqual({
       tests: { 'tests/test_calc.py::test_add_zero': 'pass', 'tests/test_calc.py::test_add': 'fail' },
       collectionErrors: [],
+      failureKinds: { 'tests/test_calc.py::test_add': 'AssertionError' },
     });
   });
 

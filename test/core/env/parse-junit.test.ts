@@ -54,6 +54,17 @@ describe.each(['pytest7', 'pytest9'])('pytest JUnit (%s, xunit1)', (v) => {
     expect(parsed.collectionErrors).toEqual(BROKEN);
   });
 
+  it('names the exception each failing test ended with (attribution compares them)', () => {
+    expect(parseJunit(xml, FILES).failureKinds).toEqual({
+      'tests/test_basic.py::test_fail': 'AssertionError',
+      'tests/test_basic.py::test_setup_error': 'RuntimeError',
+      'tests/test_basic.py::test_teardown_error': 'RuntimeError',
+      'tests/test_basic.py::test_fail_and_teardown_error': 'AssertionError',
+      'tests/test_basic.py::test_param[2-[br]]': 'AssertionError',
+      'tests/test_basic.py::TestOuter::TestInner::test_n': 'AssertionError',
+    });
+  });
+
   it("ids are exactly pytest's own node ids (--collect-only)", () => {
     const ids = fixture(`nodeids-${v}.txt`).trim().split('\n');
     expect(Object.keys(parseJunit(xml, FILES).tests).sort()).toEqual(ids.sort());

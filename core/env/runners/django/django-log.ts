@@ -71,6 +71,19 @@ export function crashLine(lines: readonly string[]): string {
   return lastLine(lines);
 }
 
+/**
+ * The exception type a failure block ends with (`AssertionError`, `ValidationError`: the class name without
+ * its module), or null when its traceback names none. With chained exceptions, the last one raised.
+ */
+export function exceptionType(body: string): string | null {
+  let found: string | null = null;
+  for (const line of body.split('\n')) {
+    const m = /^((?:[A-Za-z_][\w]*\.)*([A-Za-z_]\w*(?:Error|Exception|Failure|Exit|Warning|Interrupt|DoesNotExist|Invalid)))(?::|$)/.exec(line);
+    if (m) found = m[2]!;
+  }
+  return found;
+}
+
 export function lastLine(lines: readonly string[]): string {
   for (let i = lines.length - 1; i >= 0; i--) if (lines[i]!.trim() !== '') return lines[i]!.trim().slice(0, 300);
   return '(no output)';

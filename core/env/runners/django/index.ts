@@ -26,8 +26,8 @@ export const djangoRunner: Runner = {
    */
   parse({ junitXml, output, testFiles }: ParseInput): ParsedRun {
     const log = junitXml !== null && isDjangoLog(junitXml) ? junitXml : output;
-    const { tests, collectionErrors, problem } = parseDjangoLog(log, testFiles);
-    return problem === undefined ? { tests, collectionErrors } : { tests, collectionErrors, problem };
+    const { tests, collectionErrors, problem, failureKinds } = parseDjangoLog(log, testFiles);
+    return { tests, collectionErrors, ...(problem !== undefined ? { problem } : {}), ...(failureKinds ? { failureKinds } : {}) };
   },
   testFileOf: djangoTestFile,
   // run_state.sh's wrapper runs the suite FORESIGHT_PASSES times between one database setup and teardown.

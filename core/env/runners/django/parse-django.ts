@@ -54,7 +54,7 @@ import {
   token,
   worse,
 } from './django-ids.ts';
-import { crashLine, filesOfFailedImport, lastLine, parseBlocks, SEP1, SEP2 } from './django-log.ts';
+import { crashLine, exceptionType, filesOfFailedImport, lastLine, parseBlocks, SEP1, SEP2 } from './django-log.ts';
 
 export { djangoLabel, djangoTestFile, parseDesc } from './django-ids.ts';
 
@@ -218,6 +218,8 @@ export function parseDjangoLog(text: string, testFiles: readonly string[]): Djan
 
   // ---- statuses ----
   const tests: Record<string, TestStatus> = {};
+  // The first failure block of a test names its exception (subtests: the first that failed).
+  const failureKinds: Record<string, string> = {};
   const reported = new Set<string>();
   for (const [id, tokens] of streamed) {
     // A streamed FAIL/ERROR without its block (blocks lost in a truncated output) still counts.
@@ -246,6 +248,8 @@ export function parseDjangoLog(text: string, testFiles: readonly string[]): Djan
     descs.set(d.id, d);
     reported.add(d.id);
     tests[d.id] = worse(tests[d.id], status);
+    const kind = exceptionType(b.body);
+    if (kind !== null) failureKinds[d.id] ??= kind;
   }
   // Fixture failures: the tests of the class/module that never ran, or (teardown) all of them.
   const inScope = (h: Desc, d: Desc): boolean => (h.name.endsWith('Class') ? d.cls === h.cls : d.cls.startsWith(`${h.cls}.`));
@@ -293,6 +297,7 @@ export function parseDjangoLog(text: string, testFiles: readonly string[]): Djan
   }
 
   const out: DjangoParse = { tests, collectionErrors: [...collectionErrors].sort(), ran, exitCode };
+  if (Object.keys(failureKinds).length) out.failureKinds = failureKinds;
   if (problem !== undefined) out.problem = problem;
   return out;
 }

@@ -22,7 +22,7 @@ export const pytestRunner: Runner = {
     if (junitXml === null) return { tests: {}, collectionErrors: fromOutput };
     const parsed = parseJunit(junitXml, testFiles);
     const collectionErrors = [...new Set([...parsed.collectionErrors, ...fromOutput])].sort();
-    return { tests: parsed.tests, collectionErrors };
+    return { ...parsed, collectionErrors };
   },
   // A JUnit-derived id is the node id; one whose file is not a requested file cannot be selected.
   selectArg(id, testFiles) {

@@ -41,6 +41,8 @@ interface TestCase {
   file: string | null;
   status: TestStatus;
   collectionFailure: boolean;
+  /** The exception type a failure or error ended with, from pytest's report (`path:line: AssertionError`). */
+  kind: string | null;
 }
 
 /** Parse pytest's JUnit XML. Throws ForesightError when the XML is malformed (e.g. truncated). */
@@ -57,6 +59,7 @@ export function parseJunit(junitXml: string, testFiles: readonly string[]): Pars
   collectTestCases(doc, cases);
 
   const tests: Record<string, TestStatus> = {};
+  const failureKinds: Record<string, string> = {};
   const collectionErrors = new Set<string>();
   for (const tc of cases) {
     if (tc.classname === '') {
@@ -69,8 +72,11 @@ export function parseJunit(junitXml: string, testFiles: readonly string[]): Pars
     const id = nodeId(tc.classname, tc.name, tc.file, testFiles);
     const prev = tests[id];
     if (prev === undefined || RANK[tc.status] > RANK[prev]) tests[id] = tc.status;
+    if (tc.kind !== null) failureKinds[id] ??= tc.kind;
   }
-  return { tests, collectionErrors: [...collectionErrors].sort() };
+  const out: ParsedRun = { tests, collectionErrors: [...collectionErrors].sort() };
+  if (Object.keys(failureKinds).length) out.failureKinds = failureKinds;
+  return out;
 }
 
 /** Fallback for a missing/broken JUnit file: "ERROR collecting <path>" headers in pytest's output. */
@@ -112,13 +118,23 @@ function toTestCase(tc: XmlNode): TestCase {
   const collectionFailure = errors.some(
     (e) => e !== null && typeof e === 'object' && (e as XmlNode)['@_message'] === 'collection failure',
   );
+  const failed = has('failure') ? (tc['failure'] as unknown[]) : errors;
   return {
     classname: attr('classname') ?? '',
     name: attr('name') ?? '',
     file: attr('file'),
     status,
     collectionFailure,
+    kind: failed.map(kindOf).find((k) => k !== null) ?? null,
   };
+}
+
+/** pytest's report of a failure ends `path:line: ExceptionType` (the class name without its module). */
+function kindOf(node: unknown): string | null {
+  const text = typeof node === 'string' ? node : node !== null && typeof node === 'object' ? (node as XmlNode)['#text'] : null;
+  if (typeof text !== 'string') return null;
+  const m = /:\d+: ([A-Za-z_][\w.]*)\s*$/.exec(decodeCharRefs(text));
+  return m ? m[1]!.split('.').pop()! : null;
 }
 
 /** fast-xml-parser decodes the named entities only; pytest never emits numeric ones, but be safe. */
