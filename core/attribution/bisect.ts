@@ -14,7 +14,7 @@ import { classifyRun, fileOfTest } from './classify-run.ts';
 import { searchFirstBad } from './search.ts';
 import type { BisectResult, ProbeEnv, Step, StepRole, Verdict } from './types.ts';
 
-export const BISECT_DEFAULTS = { windowDays: 365, maxProbes: 28, maxGoodEndProbes: 12, confirmRuns: 2 } as const;
+export const BISECT_DEFAULTS = { windowDays: 365, maxProbes: 28, maxGoodEndProbes: 16, maxImportHalving: 8, confirmRuns: 2 } as const;
 
 export interface BisectOptions {
   /** The first-parent history, oldest first (core/history readMainline). */
@@ -37,8 +37,10 @@ export interface BisectOptions {
   windowDays?: number;
   /** Most probes in all (default 28). */
   maxProbes?: number;
-  /** Most probes spent looking for a good end (default 12). */
+  /** Most probes spent looking for a good end (default 16). */
   maxGoodEndProbes?: number;
+  /** Good-end probes after which an import-error boundary is no longer halved (default 8). */
+  maxImportHalving?: number;
   /** Extra runs the found commit's passing parent must pass (default 2: three passes, as validate's `runs`). */
   confirmRuns?: number;
   /** Where PR2's whole test module cannot import, try PR2's test changes applied to the commit's own (default true). */
@@ -148,6 +150,7 @@ export async function bisectInducer(opts: BisectOptions): Promise<BisectResult> 
     windowDays: opts.windowDays ?? BISECT_DEFAULTS.windowDays,
     maxProbes: opts.maxProbes ?? BISECT_DEFAULTS.maxProbes,
     maxGoodEndProbes: opts.maxGoodEndProbes ?? BISECT_DEFAULTS.maxGoodEndProbes,
+    maxImportHalving: opts.maxImportHalving ?? BISECT_DEFAULTS.maxImportHalving,
     confirmRuns: opts.confirmRuns ?? BISECT_DEFAULTS.confirmRuns,
     probe,
     ...(opts.knownBad ? { knownBad: opts.knownBad } : {}),

@@ -18,6 +18,11 @@ export interface SearchOptions {
   maxProbes: number;
   /** Most commits probed while looking for a good end. */
   maxGoodEndProbes: number;
+  /**
+   * An import-error boundary is halved only while fewer good-end probes than this were spent (default:
+   * all of maxGoodEndProbes); a boundary of another failure (`other_failure`) is halved to the end.
+   */
+  maxImportHalving?: number;
   probe: (commit: string, role: StepRole) => Promise<Step>;
   /** The fail->pass tests already seen failing at the bad end (validate's S4, the same run): it is not probed again. */
   knownBad?: readonly string[];
@@ -182,9 +187,12 @@ export async function searchFirstBad(opts: SearchOptions): Promise<SearchResult>
   // After a skip at s with no good end yet, probe inside (s, oldest failure): the commit after s when
   // blame names it (the code may arrive there), else the middle; a skip looks newer, a failure older.
   // Halving, not stepping one commit per skip (Django: six skips below the commit where the fix's test
-  // module starts to import) nor the window's gallop (it ignores s). Counted in maxGoodEndProbes: on
-  // Django the module may start to import after the true inducer, and pinning that boundary from afar
-  // would name it `introduced` wrongly; unpinned it ends `no_good_end` and blame stands.
+  // module starts to import) nor the window's gallop (it ignores s). Counted in maxGoodEndProbes. An
+  // import-error boundary stops being halved after maxImportHalving probes: on Django the module may
+  // start to import long after the true inducer (a test-support change: bc174e6ea0, 250 commits), and
+  // pinned, that boundary would be a wrong `introduced`; unpinned it ends `no_good_end` and blame stands.
+  // A boundary where the tests start failing as at the bad end (before it they fail another way) marks
+  // the code under test arriving: it is halved with the whole budget.
   // The oldest failure seen (the bad end when it is the only one).
   const oldestBad = (): number => Math.min(...[...known()].filter(([, o]) => o === 'bad').map(([i]) => i));
   const afterSkip = (): number | null => {
@@ -193,6 +201,8 @@ export async function searchFirstBad(opts: SearchOptions): Promise<SearchResult>
     if (!skips.length) return null;
     const s = Math.max(...skips);
     if (hi - s <= 1) return null;
+    const other = stepsAt(s).some((st) => st.outcome === 'skip' && st.reason === 'other_failure');
+    if (!other && tried >= (opts.maxImportHalving ?? opts.maxGoodEndProbes)) return null;
     return blamed.has(s + 1) ? s + 1 : (s + hi) >> 1;
   };
   // The tests fail before blame's oldest candidate and at it: the breakage may be older than blame saw.
@@ -209,7 +219,9 @@ export async function searchFirstBad(opts: SearchOptions): Promise<SearchResult>
   let stride = 1;
   const goBack = (): number | null => {
     const k = known();
-    if (!cands.length || !k.has(cands[0]!)) return null;
+    // Only after a failure there: skips (the module cannot import yet) say nothing of an older breakage,
+    // and stepping back from the failure next to them would pin an import boundary (see afterSkip).
+    if (!cands.length || !k.has(cands[0]!) || (k.get(cands[0]!) !== 'bad' && k.get(cands[0]! - 1) !== 'bad')) return null;
     const f = oldestBad();
     if (f === opts.bad || f <= start) return null;
     let i = Math.max(f - stride, start);

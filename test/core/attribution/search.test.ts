@@ -240,4 +240,15 @@ describe('searchFirstBad', () => {
     // Without the partial pass there is no good end at all.
     expect(await history('BBBBBBBBBB', { candidates: [3] }).run()).toMatchObject({ kind: 'no_good_end' });
   });
+
+  it('an import boundary is halved only within maxImportHalving probes, a boundary of another failure with the whole budget', async () => {
+    const opts = { candidates: [10], maxGoodEndProbes: 16, maxImportHalving: 8 };
+    // The module imports from c200 (a test-support change, say) and the tests fail from there: not pinned.
+    const imports = history(`${'S'.repeat(200)}${'E'.repeat(100)}`, opts);
+    expect(await imports.run()).toMatchObject({ kind: 'no_good_end' });
+    // Without the cap the same budget pins it and names c200 introduced.
+    expect(await history(`${'S'.repeat(200)}${'E'.repeat(100)}`, { ...opts, maxImportHalving: 16 }).run()).toMatchObject({ kind: 'introduced', commit: 'c200' });
+    // Before c200 the tests fail another way (the code under test is not there): halved down to it.
+    expect(await history(`${'A'.repeat(200)}${'E'.repeat(100)}`, opts).run()).toMatchObject({ kind: 'introduced', commit: 'c200' });
+  });
 });
