@@ -107,9 +107,10 @@ export async function bisectInducer(opts: BisectOptions): Promise<BisectResult> 
         if (select && runProblem(r, era.runner.exitCodes) !== null) r = await run(era.env, commit);
         verdict = classifyRun(r, era.runner, opts.failToPass, testFiles);
       }
-      if (verdict.outcome === 'skip' && verdict.reason === 'import_error') {
+      if (verdict.outcome === 'skip' && verdict.reason === 'import_error' && opts.transplant !== false) {
         const moved = await transplanted(era.env, era.runner, commit, select, role);
-        if (moved) return { commit, role, seconds: (Date.now() - started) / 1000, transplanted: true, ...moved };
+        if (moved.verdict) return { commit, role, seconds: (Date.now() - started) / 1000, transplanted: true, ...moved.verdict };
+        verdict = { ...verdict, detail: `${verdict.detail}; with PR2's test changes applied: ${moved.why}` };
       }
     }
     return { commit, role, seconds: (Date.now() - started) / 1000, ...verdict };
@@ -120,14 +121,20 @@ export async function bisectInducer(opts: BisectOptions): Promise<BisectResult> 
   // those). A failure counts only inside the bisection range (a good end is known below): before the
   // tested code exists its tests fail too, and that is no evidence of the bug (an import error there
   // keeps "introduced" readable).
-  const transplanted = async (env: ChainEnv, runner: Runner, commit: string, select: Array<{ file: string; arg: string }> | null, role: StepRole): Promise<Verdict | null> => {
-    if (opts.transplant === false) return null;
+  const transplanted = async (
+    env: ChainEnv,
+    runner: Runner,
+    commit: string,
+    select: Array<{ file: string; arg: string }> | null,
+    role: StepRole,
+  ): Promise<{ verdict: Verdict; why?: never } | { verdict: null; why: string }> => {
     const r = await run(env, commit, select ?? undefined, true);
-    if (runProblem(r, runner.exitCodes) !== null) return null;
+    const problem = runProblem(r, runner.exitCodes);
+    if (problem !== null) return { verdict: null, why: problem.detail.slice(0, 200) };
     const v = classifyRun(r, runner, opts.failToPass, testFiles);
     const inRange = role === 'bisect' || role === 'confirm';
-    if (v.outcome === 'good') return v;
-    return (v.outcome === 'bad' && inRange) || v.passing?.length ? v : null;
+    if (v.outcome === 'good' || (v.outcome === 'bad' && inRange) || v.passing?.length) return { verdict: v };
+    return { verdict: null, why: v.outcome === 'bad' ? 'the tests fail (below any known pass: no evidence)' : v.detail.slice(0, 200) };
   };
 
   const index = new Map(opts.mainline.map((c, i) => [c.sha, i]));
