@@ -96,10 +96,18 @@ function nextProbe(lo: number, hi: number, known: ReadonlyMap<number, Outcome>):
  * failure seen before it (a failure further back would make that boundary a passing breakage, not the
  * code's arrival). Null when the probes show no such boundary.
  */
-function introduction(known: ReadonlyMap<number, Outcome>, stepsAt: (i: number) => Step[], mainline: SearchOptions['mainline']): string | null {
+function introduction(
+  known: ReadonlyMap<number, Outcome>,
+  stepsAt: (i: number) => Step[],
+  mainline: SearchOptions['mainline'],
+  end: { bad: number; blamed: ReadonlySet<number> },
+): string | null {
   const bads = [...known].filter(([, o]) => o === 'bad').map(([i]) => i);
   if (!bads.length) return null;
   const first = Math.min(...bads);
+  // PR2's base itself only when blame names it too: a module that imports only from there may just
+  // need a test helper the base brought (Django f71b0cf769: blame named the true inducer, far older).
+  if (first === end.bad && !end.blamed.has(first)) return null;
   const before = stepsAt(first - 1);
   const arrival = (s: Step): boolean => s.outcome === 'skip' && (s.reason === 'import_error' || s.reason === 'other_failure');
   return before.length && before.every(arrival) ? mainline[first]!.sha : null;
@@ -271,7 +279,7 @@ export async function searchFirstBad(opts: SearchOptions): Promise<SearchResult>
   }
   const follow = followed ? { followed: [...followed].sort() } : {};
   if (good === null) {
-    const born = introduction(known(), stepsAt, opts.mainline);
+    const born = introduction(known(), stepsAt, opts.mainline, { bad: opts.bad, blamed });
     if (born !== null) return { kind: 'introduced', commit: born, steps };
     const ran = steps.some((s) => s.role === 'good_end' && (s.outcome !== 'skip' || s.reason === 'other_failure'));
     return ran ? { kind: 'no_good_end', steps } : { kind: 'all_skipped', steps };

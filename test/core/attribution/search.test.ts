@@ -126,8 +126,8 @@ describe('searchFirstBad', () => {
     const h = history('SSBBBB', { candidates: [2] });
     expect(await h.run()).toMatchObject({ kind: 'introduced', commit: 'c2' });
     expect(h.probed).toEqual(['c5', 'c1', 'c2', 'c0']);
-    // Importable only at the bad end: the commit before PR2 brought the code in.
-    expect(await history('SSSSSB', { candidates: [3] }).run()).toMatchObject({ kind: 'introduced', commit: 'c5' });
+    // Importable only at the bad end, which blame names too: the commit before PR2 brought the code in.
+    expect(await history('SSSSSB', { candidates: [3, 5] }).run()).toMatchObject({ kind: 'introduced', commit: 'c5' });
   });
 
   it('a test module that imports only from c120 on, blame older (c40), bug at c170: halving past the import errors finds c170, not six skips in a row', async () => {
@@ -250,5 +250,12 @@ describe('searchFirstBad', () => {
     expect(await history(`${'S'.repeat(200)}${'E'.repeat(100)}`, { ...opts, maxImportHalving: 16 }).run()).toMatchObject({ kind: 'introduced', commit: 'c200' });
     // Before c200 the tests fail another way (the code under test is not there): halved down to it.
     expect(await history(`${'A'.repeat(200)}${'E'.repeat(100)}`, opts).run()).toMatchObject({ kind: 'introduced', commit: 'c200' });
+  });
+
+  it("an import boundary right below PR2's base is not named introduced unless blame names the base: the module may need a helper the base brought", async () => {
+    // Blame's candidates close to the bad end: the halving reaches c18 (skip) next to the bad end c19.
+    const h = history(`${'S'.repeat(19)}E`, { candidates: [15, 16, 17, 18], maxGoodEndProbes: 16 });
+    expect(await h.run()).toMatchObject({ kind: 'all_skipped' });
+    expect(h.probed).toContain('c18');
   });
 });
