@@ -161,18 +161,21 @@ export async function searchFirstBad(opts: SearchOptions): Promise<SearchResult>
     const run = end ?? (steps.length < opts.maxProbes ? record(await opts.probe(sha(opts.bad), 'bad_end')) : null);
     reference = run?.outcome === 'bad' ? (run.kinds ?? {}) : {};
   };
-  const probe = async (i: number, role: StepRole): Promise<Outcome> => {
+  /** Probe a commit: the step as recorded (a failure only another way becomes a skip) and how it counts. */
+  const probeStep = async (i: number, role: StepRole): Promise<{ step: Step; outcome: Outcome }> => {
     const step = record(await opts.probe(sha(i), role));
-    if (step.outcome !== 'bad' || !step.kinds) return outcomeOf(step);
+    if (step.outcome !== 'bad' || !step.kinds) return { step, outcome: outcomeOf(step) };
+    // (Reading the reference may record a probe of the bad end after this step.)
     await readReference();
+    if (step.failing.some((t) => sameWay(step, t))) return { step, outcome: outcomeOf(step) };
     // Every failing test fails another way than at the bad end: recorded as what it is, no evidence.
-    if (step.failing.some((t) => sameWay(step, t))) return outcomeOf(step);
     const ways = [...new Set(step.failing.map((t) => `${step.kinds![t]} where PR2's base has ${reference![t]}`))].join('; ');
     const { failing: _f, kinds: _k, outcome: _o, ...rest } = step;
     const other: Step = { ...rest, outcome: 'skip', reason: 'other_failure', detail: `the tests fail another way: ${ways}` };
     steps[steps.indexOf(step)] = other;
-    return outcomeOf(other);
+    return { step: other, outcome: outcomeOf(other) };
   };
+  const probe = async (i: number, role: StepRole): Promise<Outcome> => (await probeStep(i, role)).outcome;
 
   let end: Outcome;
   if (opts.knownBad?.length) {
@@ -263,16 +266,15 @@ export async function searchFirstBad(opts: SearchOptions): Promise<SearchResult>
     const i = next();
     if (i === null) break;
     tried++;
-    const o = await probe(i, 'good_end');
-    const last = steps[steps.length - 1]!;
-    if (o === 'good') {
+    const { step, outcome } = await probeStep(i, 'good_end');
+    if (outcome === 'good') {
       good = i;
       break;
     }
     // Some of the tests pass here, the others fail as at the bad end (they test what PR2 itself
     // changed, Django 1e2e1be02b): the passing ones are followed from here on.
-    if (last.outcome !== 'good' && last.passing?.length) {
-      followed = new Set(last.passing);
+    if (step.outcome !== 'good' && step.passing?.length) {
+      followed = new Set(step.passing);
       good = i;
       break;
     }

@@ -9,9 +9,10 @@ import { goodEndOrder, searchFirstBad, type SearchOptions, type Step } from '../
  * Good, bad, skip (the test module cannot import), skip (X: infrastructure); F: passes the first time,
  * fails after (broken, but the test fails only sometimes); K: passes, then cannot run, then passes.
  * With the exception the report names: E fails with AssertionError, A with AttributeError (B names none).
- * P: of two fail->pass tests, t passes and u fails (u tests what the fix itself changed).
+ * P: of two fail->pass tests, t passes and u fails (u tests what the fix itself changed); Q: the same,
+ * the report naming u's exception.
  */
-type O = 'G' | 'B' | 'S' | 'X' | 'F' | 'K' | 'E' | 'A' | 'P';
+type O = 'G' | 'B' | 'S' | 'X' | 'F' | 'K' | 'E' | 'A' | 'P' | 'Q';
 
 /** A history of `table.length` commits, one a day, and a probe that reads the table. */
 function history(table: string, over: Partial<SearchOptions> = {}) {
@@ -28,6 +29,7 @@ function history(table: string, over: Partial<SearchOptions> = {}) {
       : o === 'B' ? { outcome: 'bad' as const, failing: ['t'] }
       : o === 'E' || o === 'A' ? { outcome: 'bad' as const, failing: ['t'], kinds: { t: o === 'E' ? 'AssertionError' : 'AttributeError' } }
       : o === 'P' ? { outcome: 'bad' as const, failing: ['u'], passing: ['t'] }
+      : o === 'Q' ? { outcome: 'bad' as const, failing: ['u'], passing: ['t'], kinds: { u: 'AssertionError' } }
       : { outcome: 'skip' as const, reason: o === 'S' ? ('import_error' as const) : ('infra' as const), detail: 'x' };
     return { commit, role, seconds: 0, ...v };
   };
@@ -239,6 +241,11 @@ describe('searchFirstBad', () => {
     expect(res).toMatchObject({ kind: 'found', commit: 'c6', followed: ['t'] });
     // Without the partial pass there is no good end at all.
     expect(await history('BBBBBBBBBB', { candidates: [3] }).run()).toMatchObject({ kind: 'no_good_end' });
+    // The first failure there is sends the search to read the bad end's exceptions (a probe recorded
+    // after it): the partial pass is still this probe's, the good end is the first commit probed.
+    const q = await history('QQQQQQEEEE', { candidates: [3], knownBad: ['t', 'u'] }).run();
+    expect(q).toMatchObject({ kind: 'found', commit: 'c6', followed: ['t'] });
+    expect(q.steps.filter((s) => s.role === 'good_end').map((s) => s.commit)).toEqual(['c2']);
   });
 
   it('an import boundary is halved only within maxImportHalving probes, a boundary of another failure with the whole budget', async () => {
