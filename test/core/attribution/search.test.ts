@@ -3,7 +3,7 @@
  * prevents. The probe reads an outcome table: the search sees only what it probes.
  */
 import { describe, expect, it } from 'vitest';
-import { goodEndOrder, searchFirstBad, type SearchOptions, type Step } from '../../../core/attribution/index.ts';
+import { goodEndOrder, searchFirstBad, type SearchOptions, type Step, type Verdict } from '../../../core/attribution/index.ts';
 
 /**
  * Good, bad, skip (the test module cannot import), skip (X: infrastructure); F: passes the first time,
@@ -24,7 +24,7 @@ function history(table: string, over: Partial<SearchOptions> = {}) {
     probed.push(commit);
     const at = outcomes[Number(commit.slice(1))]!;
     const o = at === 'F' ? (nth === 0 ? 'G' : 'B') : at === 'K' ? (nth % 2 ? 'X' : 'G') : at;
-    const v =
+    const v: Verdict =
       o === 'G' ? { outcome: 'good' as const }
       : o === 'B' ? { outcome: 'bad' as const, failing: ['t'] }
       : o === 'E' || o === 'A' ? { outcome: 'bad' as const, failing: ['t'], kinds: { t: o === 'E' ? 'AssertionError' : 'AttributeError' } }
