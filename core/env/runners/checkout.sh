@@ -119,8 +119,15 @@ if [ "$overlay" != "-" ]; then
 $FORESIGHT_OVERLAY_FILES
 OVERLAY_FILES
     fi
-    if [ -s "$patch" ]; then
-      git apply --3way "$patch" >/dev/null 2>&1 || die 92 "the test changes of $overlay do not apply at $checkout"
+    if [ -s "$patch" ] && ! git apply --3way "$patch" >/dev/null 2>&1; then
+      # It conflicts (the PR edits a test that an earlier change rewrote or added): back to the commit's
+      # own tree, then file by file, and where a module still conflicts, the PR's changed definitions
+      # (transplant_defs.py). The system python3: the env's own may be older than 3.8 (PyPy 3.7).
+      git reset -q --hard && git clean -qfdx || die 91 "cannot reset $checkout after a failed apply"
+      py=/usr/bin/python3
+      [ -x "$py" ] || py=python3
+      why=$("$py" "$(dirname "$0")/../transplant_defs.py" "$FORESIGHT_OVERLAY_BASE" "$overlay" "$@" 2>&1 >/dev/null) \
+        || die 92 "the test changes of $overlay do not apply at $checkout, nor their definitions: $(printf '%s' "$why" | tail -n 1)"
     fi
   else
     for f do

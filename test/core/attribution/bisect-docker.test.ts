@@ -246,6 +246,27 @@ describe.skipIf(skip)('execution-confirmed attribution (Docker, generated histor
     expect(whole.result).toMatchObject({ kind: 'all_skipped' });
     expect(whole.decision).toMatchObject({ kind: 'attributed', change: '1', method: 'blame' });
   }, 300_000);
+
+  it("a test module rewritten after the inducer: PR2's patch conflicts at #1 and #2, so the test it adds is laid over their own modules as a definition, and #2 is found", async () => {
+    const tests1 = "from text import slugify\n\n\ndef test_slugify():\n    assert slugify('A b') == 'a-b'\n\n\ndef test_slugify_spaces():\n    assert slugify(' a  b ') == 'a-b'\n";
+    // #3 rewrites the module (parametrized, an import #1 and #2 lack); PR2 adds its test in the rewritten part.
+    const tests3 =
+      "import pytest\nfrom text import slugify, titlecase\n\n\n@pytest.mark.parametrize('s, want', [('A b', 'a-b'), (' a  b ', 'a-b')])\ndef test_slugify(s, want):\n    assert slugify(s) == want\n\n\ndef test_titlecase():\n    assert titlecase('a b') == 'A B'\n";
+    const tests4 = tests3.replace("== want\n", "== want\n\n\ndef test_slugify_none():\n    assert slugify(None) == ''\n");
+    const guarded = "def slugify(s):\n    if s is None:\n        return ''\n    return '-'.join(s.lower().split())\n";
+    const titlecase = "\n\ndef titlecase(s):\n    return s.title()\n";
+    const repo = await history([
+      { title: 'Add slugify', files: { 'text.py': guarded, 'tests/test_text.py': tests1 } },
+      { title: 'Simplify slugify', files: { 'text.py': "def slugify(s):\n    return '-'.join(s.lower().split())\n" } },
+      { title: 'Add titlecase', files: { 'text.py': "def slugify(s):\n    return '-'.join(s.lower().split())\n" + titlecase, 'tests/test_text.py': tests3 } },
+      { title: 'Fix slugify crashing on None', files: { 'text.py': guarded + titlecase, 'tests/test_text.py': tests4 } },
+    ]);
+    repos.push(repo);
+    const out = await attribute(repo, ['tests/test_text.py::test_slugify_none'], ['tests/test_text.py']);
+    expect(out.decision).toMatchObject({ kind: 'attributed', change: '2', method: 'execution' });
+    expect(out.probes).toContain('#1:good(transplanted)');
+    expect(out.probes).toContain('#2:bad(transplanted)');
+  }, 300_000);
 });
 
 describe.skipIf(skip)('execution-confirmed attribution (Docker, the demo repository)', () => {
