@@ -48,6 +48,8 @@ export interface BisectOptions {
   signal?: AbortSignal;
   /** The fail->pass tests validate saw failing at PR2's base (its S4 state, the same run): that probe is skipped. */
   knownBad?: readonly string[];
+  /** The exceptions they ended with there (S4's `failureKinds`): spares a probe to read them. */
+  knownBadKinds?: Readonly<Record<string, string>>;
 }
 
 /** The runner's selection of the fail->pass tests, or null when it cannot select them all (whole files then). */
@@ -161,6 +163,7 @@ export async function bisectInducer(opts: BisectOptions): Promise<BisectResult> 
     confirmRuns: opts.confirmRuns ?? BISECT_DEFAULTS.confirmRuns,
     probe,
     ...(opts.knownBad ? { knownBad: opts.knownBad } : {}),
+    ...(opts.knownBad && opts.knownBadKinds ? { knownBadKinds: opts.knownBadKinds } : {}),
   });
   return { ...res, cost: cost() };
 }

@@ -26,6 +26,8 @@ export interface SearchOptions {
   probe: (commit: string, role: StepRole) => Promise<Step>;
   /** The fail->pass tests already seen failing at the bad end (validate's S4, the same run): it is not probed again. */
   knownBad?: readonly string[];
+  /** The exceptions those tests ended with in that run (else the bad end is probed once more to read them). */
+  knownBadKinds?: Readonly<Record<string, string>>;
   /** Extra runs of the found commit's passing parent before it is believed (0: none); not counted in maxProbes. */
   confirmRuns?: number;
 }
@@ -179,7 +181,10 @@ export async function searchFirstBad(opts: SearchOptions): Promise<SearchResult>
 
   let end: Outcome;
   if (opts.knownBad?.length) {
-    record({ commit: sha(opts.bad), role: 'bad_end', seconds: 0, reused: true, outcome: 'bad', failing: [...opts.knownBad] });
+    const kinds = Object.fromEntries(Object.entries(opts.knownBadKinds ?? {}).filter(([t]) => opts.knownBad!.includes(t)));
+    const known = Object.keys(kinds).length ? { kinds } : {};
+    record({ commit: sha(opts.bad), role: 'bad_end', seconds: 0, reused: true, outcome: 'bad', failing: [...opts.knownBad], ...known });
+    if (opts.knownBadKinds) reference = kinds;
     end = 'bad';
   } else {
     const first = record(await opts.probe(sha(opts.bad), 'bad_end'));

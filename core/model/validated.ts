@@ -35,6 +35,11 @@ export const StateResultSchema = z.object({
   tests: z.record(z.string(), OutcomeSchema),
   /** Test files that could not be imported/collected. */
   collectionErrors: z.array(z.string()),
+  /**
+   * A failing test's id -> the exception it ended with, when every run of the state named the same one
+   * (the bisection compares the exceptions of older commits with PR2's base's: core/attribution).
+   */
+  failureKinds: z.record(z.string(), z.string()).optional(),
   durationMs: z.number(),
 });
 export type StateResult = z.infer<typeof StateResultSchema>;

@@ -44,5 +44,13 @@ export function aggregateRuns(req: StateRequest, runs: readonly StateRun[], exit
     else tests[id] = 'flaky';
   }
   const collectionErrors = [...new Set(runs.flatMap((r) => r.parsed.collectionErrors))].sort();
-  return { ...base, outcome: { kind: 'ran' }, tests, collectionErrors, durationMs };
+  // A failing test's exception, when each run that reported the test named the same one.
+  const failureKinds: Record<string, string> = {};
+  for (const [id, o] of Object.entries(tests)) {
+    if (o !== 'fail') continue;
+    const kinds = new Set(runs.filter((r) => id in r.parsed.tests).map((r) => r.parsed.failureKinds?.[id]));
+    const [kind] = kinds;
+    if (kinds.size === 1 && kind !== undefined) failureKinds[id] = kind;
+  }
+  return { ...base, outcome: { kind: 'ran' }, tests, collectionErrors, ...(Object.keys(failureKinds).length ? { failureKinds } : {}), durationMs };
 }

@@ -51,6 +51,7 @@ export async function attributeChain(v: ValidatedChain, deps: AttributeDeps): Pr
       signal: deps.containers.signal,
       // Validate's S4 ran exactly this probe: PR2's tests laid over its base, where they fail.
       knownBad: v.PR2_FAIL_TO_PASS,
+      knownBadKinds: v.states.find((s) => s.name === 'S4')?.failureKinds ?? {},
     });
   } catch (err) {
     if (deps.containers.signal.aborted) throw err;

@@ -122,6 +122,7 @@ export async function executeFix(work: ChainWork, input: FixInput, signal: Abort
           signal,
           // S4 just ran exactly the bisection's bad-end probe.
           knownBad: f2p,
+          knownBadKinds: S4.failureKinds ?? {},
         });
         runs += bisect.cost.runs;
         out = { result: { kind: 'bisected', failToPass: f2p, backend, testFiles, bisect, cost: cost() }, next: false };

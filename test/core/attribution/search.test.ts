@@ -232,6 +232,13 @@ describe('searchFirstBad', () => {
     expect(res).toMatchObject({ kind: 'introduced', commit: 'c5' });
     expect(h.probed.filter((c) => c === 'c9')).toHaveLength(1);
     expect(res.steps.filter((s) => s.role === 'bad_end').map((s) => s.reused ?? false)).toEqual([true, false]);
+    // When validate's run kept them (S4's failureKinds), no probe reads them again, and the answer is the same.
+    const kept = history('AAAAAEEEEE', { candidates: [2], knownBad: ['t'], knownBadKinds: { t: 'AssertionError', other: 'KeyError' } });
+    const again = await kept.run();
+    expect(again).toMatchObject({ kind: 'introduced', commit: 'c5' });
+    expect(kept.probed).not.toContain('c9');
+    expect(again.steps[0]).toMatchObject({ role: 'bad_end', reused: true, kinds: { t: 'AssertionError' } });
+    expect(again.steps[0]!.outcome === 'bad' && again.steps[0]!.kinds).toEqual({ t: 'AssertionError' });
   });
 
   it('a good end where only some fail->pass tests pass (the others test what the fix changed) is followed on those alone', async () => {

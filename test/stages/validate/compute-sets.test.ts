@@ -159,6 +159,14 @@ describe('aggregateRuns', () => {
     expect(s.tests['a.py::t']).toBe('flaky');
   });
 
+  it('failure_kind_is_kept_only_when_every_run_named_the_same_exception', () => {
+    const kinds = (k: Record<string, string>) => ({ parsed: { tests: { 'a.py::t': 'fail' as const, 'a.py::u': 'fail' as const }, collectionErrors: [], failureKinds: k } });
+    const s = agg([run({}, kinds({ 'a.py::t': 'AssertionError', 'a.py::u': 'KeyError' })), run({}, kinds({ 'a.py::t': 'AssertionError', 'a.py::u': 'TypeError' }))]);
+    expect(s.failureKinds).toEqual({ 'a.py::t': 'AssertionError' });
+    // A run that named none: no kind for the state, and no field at all.
+    expect(agg([run({}, kinds({ 'a.py::t': 'AssertionError' })), run({ 'a.py::t': 'fail' })]).failureKinds).toBeUndefined();
+  });
+
   it('error_counts_as_fail_only_when_every_run_failed', () => {
     const s = agg([run({ 'a.py::t': 'error' }), run({ 'a.py::t': 'fail' })]);
     expect(s.tests['a.py::t']).toBe('fail');
