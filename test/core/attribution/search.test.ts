@@ -226,6 +226,19 @@ describe('searchFirstBad', () => {
     expect(await history('AAAAAAAAAE', { candidates: [2], maxGoodEndProbes: 3 }).run()).toMatchObject({ kind: 'no_good_end' });
   });
 
+  it('a long stretch that cannot run in the middle of the range is halved around, not walked through', async () => {
+    // c10-c29 cannot run (an environment's dependency too old for them); the inducer c3 sits just above the good end.
+    // (Walking outward from c20 one commit at a time spends these 18 probes inside c10-c29.)
+    const h = history(`GGG${'B'.repeat(7)}${'X'.repeat(20)}${'B'.repeat(10)}`, { candidates: [2], maxProbes: 18, confirmRuns: 2 });
+    expect(await h.run()).toMatchObject({ kind: 'found', commit: 'c3', good: 'c2' });
+    // Three skips in a row at the middle: the middle of the larger side (c29, skipped, and its
+    // neighbours: c34 fails), then of the lower side (c10, skipped: its neighbour c9 fails); then c2's confirmations.
+    expect(h.probed).toEqual(['c39', 'c1', 'c2', 'c20', 'c19', 'c18', 'c29', 'c28', 'c27', 'c34', 'c10', 'c9', 'c5', 'c3', 'c2', 'c2']);
+    // One skip alone: its neighbour, as before.
+    const one = history('GGGGGGGGGGBBBBBBXBBBBBBBBBBBBBBBBBBBBBBB', { candidates: [1] });
+    expect(await one.run()).toMatchObject({ kind: 'found', commit: 'c10' });
+  });
+
   it("the bad end's exception is read once when validate's reused run did not carry it", async () => {
     const h = history('AAAAAEEEEE', { candidates: [2], knownBad: ['t'] });
     const res = await h.run();
