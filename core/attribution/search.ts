@@ -84,14 +84,15 @@ function windowStart(mainline: SearchOptions['mainline'], bad: number, windowDay
 }
 
 /**
- * The next index of (lo, hi) to probe, or null when every one is skipped. The middle, and when it was
- * skipped: next to it when it stands alone (or two in a row: its neighbours split the range almost as
- * well), else the middle of the larger side of that stretch of skips (the lower on a tie), so a long
- * stretch that cannot run (Django 28781-29000: an environment's asgiref lacks what Django imports from
- * then on) is halved around, not walked through one commit at a time (f4b06a3cc1: its 15 probes all
- * fell there while the inducer sat 4 commits above the good end).
+ * The next index of (lo, hi) to probe, or null when every one is tested. The middle, and when it was
+ * skipped: next to it when the skip stands alone (or two in a row: its neighbours split the range almost
+ * as well), else the middle of the larger side of the skips around it (the lower on a tie), so a long
+ * stretch that cannot run (Django 28781-29112: the 3.9 era's asgiref lacks what Django imports from then
+ * on) is halved around, not walked through one commit at a time (f4b06a3cc1: 15 probes fell there while
+ * the inducer sat 4 commits above the good end). "Around" spans every skip the range holds once there are
+ * three: a middle that lands in the stretch again is then not walked out of once more.
  */
-function nextProbe(lo: number, hi: number, known: ReadonlyMap<number, Outcome>): number | null {
+export function nextProbe(lo: number, hi: number, known: ReadonlyMap<number, Outcome>): number | null {
   if (hi - lo <= 1) return null;
   const mid = (lo + hi) >> 1;
   if (!known.has(mid)) return mid;
@@ -99,14 +100,29 @@ function nextProbe(lo: number, hi: number, known: ReadonlyMap<number, Outcome>):
   let b = mid;
   while (a - 1 > lo && known.has(a - 1)) a--;
   while (b + 1 < hi && known.has(b + 1)) b++;
-  if (b - a < 2) {
-    for (const i of [a - 1, b + 1]) if (i > lo && i < hi) return i;
+  const skips = [...known].filter(([i, o]) => o === 'skip' && i > lo && i < hi).map(([i]) => i);
+  if (b - a < 2 && skips.length < 3) {
+    for (const i of [b + 1, a - 1]) if (i > lo && i < hi) return i;
     return null;
+  }
+  if (skips.length >= 3) {
+    a = Math.min(a, ...skips);
+    b = Math.max(b, ...skips);
   }
   const below = nextProbe(lo, a, known);
   const above = nextProbe(b, hi, known);
-  if (below === null || above === null) return below ?? above;
-  return a - lo >= hi - b ? below : above;
+  if (below !== null && above !== null) return a - lo >= hi - b ? below : above;
+  // Both sides tested: what is left lies between the skips.
+  return below ?? above ?? untested(a, b, known);
+}
+
+/** The untested index of (lo, hi) nearest its middle, or null. */
+function untested(lo: number, hi: number, known: ReadonlyMap<number, Outcome>): number | null {
+  const mid = (lo + hi) >> 1;
+  for (let d = 0; mid - d > lo || mid + d + 1 < hi; d++) {
+    for (const i of [mid - d, mid + d + 1]) if (i > lo && i < hi && !known.has(i)) return i;
+  }
+  return null;
 }
 
 /**

@@ -3,7 +3,8 @@
  * "Title (#N)" or merged from a branch): a bug induced by a deletion, one induced by a rename, and one
  * whose fixed line was last touched by a refactor after the inducer. In each, blame alone (stages/szz's
  * pick) names the wrong PR and the bisection names the inducer; a commit whose test module cannot import
- * is skipped, never blamed. Then the demo repository: a bug born with its PR (#3 -> #8) is confirmed, and
+ * is skipped, never blamed; where PR2's whole module cannot import, its test changes are laid over the
+ * commit's own module (its patch, or where that conflicts, its changed test definitions). Then the demo repository: a bug born with its PR (#3 -> #8) is confirmed, and
  * one a direct commit caused (-> #10) is unattributed. One container per history (the bookworm base
  * image has pytest; PYTHONPATH points at the work tree).
  */

@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { goodEndOrder, searchFirstBad, type SearchOptions, type Step, type Verdict } from '../../../core/attribution/index.ts';
+import { nextProbe } from '../../../core/attribution/search.ts';
 
 /**
  * Good, bad, skip (the test module cannot import), skip (X: infrastructure); F: passes the first time,
@@ -231,9 +232,13 @@ describe('searchFirstBad', () => {
     // (Walking outward from c20 one commit at a time spends these 18 probes inside c10-c29.)
     const h = history(`GGG${'B'.repeat(7)}${'X'.repeat(20)}${'B'.repeat(10)}`, { candidates: [2], maxProbes: 18, confirmRuns: 2 });
     expect(await h.run()).toMatchObject({ kind: 'found', commit: 'c3', good: 'c2' });
-    // Three skips in a row at the middle: the middle of the larger side (c29, skipped, and its
-    // neighbours: c34 fails), then of the lower side (c10, skipped: its neighbour c9 fails); then c2's confirmations.
-    expect(h.probed).toEqual(['c39', 'c1', 'c2', 'c20', 'c19', 'c18', 'c29', 'c28', 'c27', 'c34', 'c10', 'c9', 'c5', 'c3', 'c2', 'c2']);
+    // Three skips in a row at the middle (c20, then its neighbours), then the middle of the larger side
+    // around every skip seen: c11 (skipped), c30 (fails), c16 (skipped), c6, c4, c3 (fail); c2's confirmations.
+    expect(h.probed).toEqual(['c39', 'c1', 'c2', 'c20', 'c21', 'c22', 'c11', 'c30', 'c16', 'c6', 'c4', 'c3', 'c2', 'c2']);
+    // Skips everywhere outside (5, 15) and at 10: the commits between the skips are still probed, not given up.
+    const skips = new Map<number, 'skip'>([1, 2, 3, 4, 5, 10, 15, 16, 17, 18, 19].map((i) => [i, 'skip']));
+    expect(nextProbe(0, 20, skips)).toBe(11);
+    expect(nextProbe(0, 20, new Map([...skips, ...[6, 7, 8, 9, 11, 12, 13, 14].map((i) => [i, 'skip'] as const)]))).toBeNull();
     // One skip alone: its neighbour, as before.
     const one = history('GGGGGGGGGGBBBBBBXBBBBBBBBBBBBBBBBBBBBBBB', { candidates: [1] });
     expect(await one.run()).toMatchObject({ kind: 'found', commit: 'c10' });
