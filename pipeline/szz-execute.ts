@@ -36,7 +36,7 @@ function whyOf(st: Step): string | null {
 }
 
 /** Bump when a checkpoint's meaning changes: older ones are redone. */
-const CHECKPOINT_VERSION = 6;
+const CHECKPOINT_VERSION = 7;
 
 const CostSchema = z.object({ containers: z.number(), runs: z.number(), seconds: z.number() });
 const ExecutionSchema = z.union([
