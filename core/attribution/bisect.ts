@@ -139,6 +139,19 @@ export async function bisectInducer(opts: BisectOptions): Promise<BisectResult> 
     return { verdict: null, why: v.outcome === 'bad' ? 'the tests fail (below any known pass: no evidence)' : v.detail.slice(0, 200) };
   };
 
+  // A commit run as a transplanted pass ran, whatever its whole module does (search.ts: the boundary check).
+  const recheck = async (commit: string, role: StepRole): Promise<Step> => {
+    const started = Date.now();
+    const era = await opts.envFor(commit);
+    let verdict: Verdict;
+    if (era.kind === 'broken') verdict = { outcome: 'skip', reason: 'env_broken', detail: era.problem };
+    else {
+      const r = await run(era.env, commit, selectionOf(era.runner, opts.failToPass, testFiles) ?? undefined, true);
+      verdict = classifyRun(r, era.runner, opts.failToPass, testFiles);
+    }
+    return { commit, role, seconds: (Date.now() - started) / 1000, transplanted: true, ...verdict };
+  };
+
   const index = new Map(opts.mainline.map((c, i) => [c.sha, i]));
   const changeOf = commitToChange(opts.changes);
   const byId = new Map(opts.changes.map((c) => [c.id, c]));
@@ -162,6 +175,7 @@ export async function bisectInducer(opts: BisectOptions): Promise<BisectResult> 
     maxImportHalving: opts.maxImportHalving ?? BISECT_DEFAULTS.maxImportHalving,
     confirmRuns: opts.confirmRuns ?? BISECT_DEFAULTS.confirmRuns,
     probe,
+    ...(opts.transplant !== false ? { recheck } : {}),
     ...(opts.knownBad ? { knownBad: opts.knownBad } : {}),
     ...(opts.knownBad && opts.knownBadKinds ? { knownBadKinds: opts.knownBadKinds } : {}),
   });

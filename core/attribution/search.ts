@@ -30,6 +30,12 @@ export interface SearchOptions {
   knownBadKinds?: Readonly<Record<string, string>>;
   /** Extra runs of the found commit's passing parent before it is believed (0: none); not counted in maxProbes. */
   confirmRuns?: number;
+  /**
+   * Probe a commit the way a transplanted pass ran (PR2's test changes on the commit's own modules; the
+   * step `transplanted`). Asked of the found commit when its parent passed only so and the found commit
+   * failed only with PR2's whole module laid over it: two different tests then meet at the boundary.
+   */
+  recheck?: (commit: string, role: StepRole) => Promise<Step>;
 }
 
 type Outcome = Step['outcome'];
@@ -340,6 +346,26 @@ export async function searchFirstBad(opts: SearchOptions): Promise<SearchResult>
   // name a commit that changed nothing (Django e972620ada: a docs-only commit). The found commit's parent
   // must pass `confirmRuns` more times, as validate's repeats ask of a state; a failure there moves the
   // boundary below it and the bisection goes on from the nearest pass further back.
+  // The parent passed only with PR2's test changes on its own modules, the commit failed only with PR2's
+  // whole module: that module's other code (a fixture, a helper, another test's setup) may be what
+  // fails (Django f88fc72da4: found 950 commits below the inducer). The commit runs as its parent did;
+  // a pass there makes its whole-module failures another failure, no evidence, and the bisection goes on
+  // above it. Not at PR2's base: its whole module is the tests' own definition of the bug.
+  const rechecked = new Set<number>();
+  const wholeModuleOnly = async (): Promise<boolean> => {
+    if (!opts.recheck || hi === opts.bad || steps.length >= opts.maxProbes) return false;
+    const at = stepsAt(hi);
+    if (!stepsAt(lo).some((s) => s.transplanted && outcomeOf(s) === 'good') || at.some((s) => s.transplanted)) return false;
+    const again = record(await opts.recheck(sha(hi), 'bisect'));
+    if (outcomeOf(again) !== 'good') return false;
+    rechecked.add(hi);
+    for (const s of at) {
+      if (s.outcome !== 'bad') continue;
+      const { failing, kinds: _k, outcome: _o, passing: _p, ...rest } = s;
+      steps[steps.indexOf(s)] = { ...rest, outcome: 'skip', reason: 'other_failure', detail: `fails only with PR2's whole test module laid over it (${failing.join(', ')}); with PR2's test changes on its own modules the tests pass` };
+    }
+    return true;
+  };
   for (;;) {
     while (hi - lo > 1) {
       const i = nextProbe(lo, hi, known());
@@ -349,7 +375,16 @@ export async function searchFirstBad(opts: SearchOptions): Promise<SearchResult>
       if (o === 'good') lo = i;
       else if (o === 'bad') hi = i;
     }
-    for (let k = 0; k < (opts.confirmRuns ?? 0) && known().get(lo) === 'good'; k++) await probe(lo, 'confirm');
+    if (await wholeModuleOnly()) {
+      lo = hi;
+      hi = Math.min(...[...known()].filter(([i, o]) => i > lo && o === 'bad').map(([i]) => i));
+      continue;
+    }
+    // A parent that passed only as rechecked is confirmed the same way.
+    for (let k = 0; k < (opts.confirmRuns ?? 0) && known().get(lo) === 'good'; k++) {
+      if (rechecked.has(lo) && opts.recheck) record(await opts.recheck(sha(lo), 'confirm'));
+      else await probe(lo, 'confirm');
+    }
     if (known().get(lo) === 'good') break;
     hi = lo;
     const passes = [...known()].filter(([i, o]) => o === 'good' && i < hi).map(([i]) => i);

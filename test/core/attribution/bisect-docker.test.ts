@@ -268,6 +268,30 @@ describe.skipIf(skip)('execution-confirmed attribution (Docker, generated histor
     expect(out.probes).toContain('#1:good(transplanted)');
     expect(out.probes).toContain('#2:bad(transplanted)');
   }, 300_000);
+
+  it("PR2's whole module fails at #2 for another reason (an autouse fixture needs what #3 adds): #2 runs again as #1's transplanted pass ran, passes, and #3 is found, not #2", async () => {
+    const tests1 = "from text import slugify\n\n\ndef test_slugify():\n    assert slugify('A b') == 'a-b'\n";
+    const tests2 = tests1.replace('import slugify\n', 'import slugify, titlecase\n') + "\n\ndef test_titlecase():\n    assert titlecase('a b') == 'A B'\n";
+    const tests3 = `import pytest\nimport text\n${tests2}\n\n@pytest.fixture(autouse=True)\ndef _c_locale():\n    assert text.LOCALE == 'C'\n`;
+    const tests4 = `${tests3}\n\ndef test_slugify_none():\n    assert slugify(None) == ''\n`;
+    const guarded = "def slugify(s):\n    if s is None:\n        return ''\n    return '-'.join(s.lower().split())\n";
+    const plain = "def slugify(s):\n    return '-'.join(s.lower().split())\n";
+    const titlecase = "\n\ndef titlecase(s):\n    return s.title()\n";
+    const repo = await history([
+      { title: 'Add slugify', files: { 'text.py': guarded, 'tests/test_text.py': tests1 } },
+      { title: 'Add titlecase', files: { 'text.py': guarded + titlecase, 'tests/test_text.py': tests2 } },
+      { title: 'Simplify slugify, add LOCALE', files: { 'text.py': `LOCALE = 'C'\n\n\n${plain}${titlecase}`, 'tests/test_text.py': tests3 } },
+      { title: 'Fix slugify crashing on None', files: { 'text.py': `LOCALE = 'C'\n\n\n${guarded}${titlecase}`, 'tests/test_text.py': tests4 } },
+    ]);
+    repos.push(repo);
+    const out = await attribute(repo, ['tests/test_text.py::test_slugify_none'], ['tests/test_text.py']);
+    expect(out.result).toMatchObject({ kind: 'found' });
+    expect(out.decision).toMatchObject({ kind: 'attributed', change: '3' });
+    expect(out.probes).toContain('#1:good(transplanted)');
+    // #2's whole-module failure is recorded as another failure; run as #1 ran, #2 passes (three times).
+    expect(out.probes).toContain('#2:skip(other_failure)');
+    expect(out.probes.filter((p) => p === '#2:good(transplanted)')).toHaveLength(3);
+  }, 300_000);
 });
 
 describe.skipIf(skip)('execution-confirmed attribution (Docker, the demo repository)', () => {

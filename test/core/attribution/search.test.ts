@@ -11,9 +11,10 @@ import { nextProbe } from '../../../core/attribution/search.ts';
  * fails after (broken, but the test fails only sometimes); K: passes, then cannot run, then passes.
  * With the exception the report names: E fails with AssertionError, A with AttributeError (B names none).
  * P: of two fail->pass tests, t passes and u fails (u tests what the fix itself changed); Q: the same,
- * the report naming u's exception.
+ * the report naming u's exception. T: passes with PR2's test changes on the commit's own module
+ * (transplanted); W: fails with PR2's whole module laid over it, passes as T does (`recheck`).
  */
-type O = 'G' | 'B' | 'S' | 'X' | 'F' | 'K' | 'E' | 'A' | 'P' | 'Q';
+type O = 'G' | 'B' | 'S' | 'X' | 'F' | 'K' | 'E' | 'A' | 'P' | 'Q' | 'T' | 'W';
 
 /** A history of `table.length` commits, one a day, and a probe that reads the table. */
 function history(table: string, over: Partial<SearchOptions> = {}) {
@@ -25,17 +26,25 @@ function history(table: string, over: Partial<SearchOptions> = {}) {
     probed.push(commit);
     const at = outcomes[Number(commit.slice(1))]!;
     const o = at === 'F' ? (nth === 0 ? 'G' : 'B') : at === 'K' ? (nth % 2 ? 'X' : 'G') : at;
+    if (o === 'T') return { commit, role, seconds: 0, transplanted: true, outcome: 'good' };
     const v: Verdict =
       o === 'G' ? { outcome: 'good' as const }
-      : o === 'B' ? { outcome: 'bad' as const, failing: ['t'] }
+      : o === 'B' || o === 'W' ? { outcome: 'bad' as const, failing: ['t'] }
       : o === 'E' || o === 'A' ? { outcome: 'bad' as const, failing: ['t'], kinds: { t: o === 'E' ? 'AssertionError' : 'AttributeError' } }
       : o === 'P' ? { outcome: 'bad' as const, failing: ['u'], passing: ['t'] }
       : o === 'Q' ? { outcome: 'bad' as const, failing: ['u'], passing: ['t'], kinds: { u: 'AssertionError' } }
       : { outcome: 'skip' as const, reason: o === 'S' ? ('import_error' as const) : ('infra' as const), detail: 'x' };
     return { commit, role, seconds: 0, ...v };
   };
-  const opts: SearchOptions = { mainline, bad: outcomes.length - 1, candidates: [], windowDays: 365, maxProbes: 24, maxGoodEndProbes: 6, probe, ...over };
-  return { opts, probed, run: () => searchFirstBad(opts) };
+  const rechecked: string[] = [];
+  const recheck = async (commit: string, role: Step['role']): Promise<Step> => {
+    rechecked.push(commit);
+    const at = outcomes[Number(commit.slice(1))]!;
+    const v: Verdict = at === 'T' || at === 'W' || at === 'G' ? { outcome: 'good' } : { outcome: 'bad', failing: ['t'] };
+    return { commit, role, seconds: 0, transplanted: true, ...v };
+  };
+  const opts: SearchOptions = { mainline, bad: outcomes.length - 1, candidates: [], windowDays: 365, maxProbes: 24, maxGoodEndProbes: 6, probe, recheck, ...over };
+  return { opts, probed, rechecked, run: () => searchFirstBad(opts) };
 }
 
 describe('searchFirstBad', () => {
@@ -242,6 +251,21 @@ describe('searchFirstBad', () => {
     // One skip alone: its neighbour, as before.
     const one = history('GGGGGGGGGGBBBBBBXBBBBBBBBBBBBBBBBBBBBBBB', { candidates: [1] });
     expect(await one.run()).toMatchObject({ kind: 'found', commit: 'c10' });
+  });
+
+  it("a boundary between a transplanted pass and a failure of PR2's whole module is run again as the pass ran: a pass there moves the bisection above it", async () => {
+    const h = history('TTTWWWBBBB', { candidates: [3], confirmRuns: 2 });
+    const res = await h.run();
+    expect(res).toMatchObject({ kind: 'found', commit: 'c6', good: 'c5' });
+    expect(h.rechecked).toEqual(['c3', 'c4', 'c5', 'c6', 'c5', 'c5']);
+    // The whole module's failures are recorded as another failure, not as this bug.
+    expect(res.steps.filter((s) => s.role !== 'confirm' && !s.transplanted).map((s) => `${s.commit}:${s.outcome}`)).toEqual(['c9:bad', 'c3:skip', 'c6:bad', 'c4:skip', 'c5:skip']);
+    // Without the recheck the whole module's first failure is taken for the inducer.
+    expect(await history('TTTWWWBBBB', { candidates: [3], confirmRuns: 2, recheck: undefined }).run()).toMatchObject({ kind: 'found', commit: 'c3' });
+    // A pass of the whole module is not rechecked, nor is a commit that failed transplanted.
+    const plain = history('GGGWWWBBBB', { candidates: [3], confirmRuns: 2 });
+    expect(await plain.run()).toMatchObject({ kind: 'found', commit: 'c3' });
+    expect(plain.rechecked).toEqual([]);
   });
 
   it("the bad end's exception is read once when validate's reused run did not carry it", async () => {
