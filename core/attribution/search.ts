@@ -352,6 +352,9 @@ export async function searchFirstBad(opts: SearchOptions): Promise<SearchResult>
   // a pass there makes its whole-module failures another failure, no evidence, and the bisection goes on
   // above it. Not at PR2's base: its whole module is the tests' own definition of the bug.
   const rechecked = new Set<number>();
+  // Once the whole module failed where the tests pass, the rest of the bisection runs them as the pass
+  // did: stepping over that module's failures one boundary at a time spent f88fc72da4's whole budget.
+  let asRecheck = false;
   const wholeModuleOnly = async (): Promise<boolean> => {
     if (!opts.recheck || hi === opts.bad || steps.length >= opts.maxProbes) return false;
     const at = stepsAt(hi);
@@ -359,6 +362,7 @@ export async function searchFirstBad(opts: SearchOptions): Promise<SearchResult>
     const again = record(await opts.recheck(sha(hi), 'bisect'));
     if (outcomeOf(again) !== 'good') return false;
     rechecked.add(hi);
+    asRecheck = true;
     for (const s of at) {
       if (s.outcome !== 'bad') continue;
       const { failing, kinds: _k, outcome: _o, passing: _p, ...rest } = s;
@@ -371,7 +375,11 @@ export async function searchFirstBad(opts: SearchOptions): Promise<SearchResult>
       const i = nextProbe(lo, hi, known());
       if (i === null) return { kind: 'ambiguous', commits: range(), good: sha(lo), ...follow, steps };
       if (steps.length >= opts.maxProbes) return { kind: 'budget', commits: range(), good: sha(lo), ...follow, steps };
-      const o = await probe(i, 'bisect');
+      let o: Outcome;
+      if (asRecheck && opts.recheck) {
+        o = outcomeOf(record(await opts.recheck(sha(i), 'bisect')));
+        if (o === 'good') rechecked.add(i);
+      } else o = await probe(i, 'bisect');
       if (o === 'good') lo = i;
       else if (o === 'bad') hi = i;
     }

@@ -257,9 +257,11 @@ describe('searchFirstBad', () => {
     const h = history('TTTWWWBBBB', { candidates: [3], confirmRuns: 2 });
     const res = await h.run();
     expect(res).toMatchObject({ kind: 'found', commit: 'c6', good: 'c5' });
-    expect(h.rechecked).toEqual(['c3', 'c4', 'c5', 'c6', 'c5', 'c5']);
-    // The whole module's failures are recorded as another failure, not as this bug.
-    expect(res.steps.filter((s) => s.role !== 'confirm' && !s.transplanted).map((s) => `${s.commit}:${s.outcome}`)).toEqual(['c9:bad', 'c3:skip', 'c6:bad', 'c4:skip', 'c5:skip']);
+    // c3 again as c2 passed; from then on every probe runs so (c6, c4, c5), and c5's confirmations too.
+    expect(h.rechecked).toEqual(['c3', 'c6', 'c4', 'c5', 'c5', 'c5']);
+    expect(h.probed).toEqual(['c9', 'c2', 'c3']);
+    // The whole module's failure is recorded as another failure, not as this bug.
+    expect(res.steps.filter((s) => !s.transplanted).map((s) => `${s.commit}:${s.outcome}`)).toEqual(['c9:bad', 'c3:skip']);
     // Without the recheck the whole module's first failure is taken for the inducer.
     expect(await history('TTTWWWBBBB', { candidates: [3], confirmRuns: 2, recheck: undefined }).run()).toMatchObject({ kind: 'found', commit: 'c3' });
     // A pass of the whole module is not rechecked, nor is a commit that failed transplanted.
