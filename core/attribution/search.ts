@@ -180,10 +180,16 @@ export async function searchFirstBad(opts: SearchOptions): Promise<SearchResult>
    * Per commit: bad when any run there is (a confirmation that fails outweighs the pass before it), else
    * good when one is, else skip (a confirmation that cannot run is no evidence). The bad end stays bad.
    */
+  // Once PR2's whole module failed where its transplanted tests pass (the bisection's boundary check
+  // below), the rest of the bisection runs the tests transplanted, and what the whole module showed is
+  // set aside (not the same test): stepping over its failures one boundary at a time had spent
+  // f88fc72da4's whole budget.
+  let asRecheck = false;
   const known = (): Map<number, Outcome> => {
     const out = new Map<number, Outcome>();
     for (const s of steps) {
       const i = index.get(s.commit)!;
+      if (asRecheck && !s.transplanted && i !== opts.bad) continue;
       const o = outcomeOf(s);
       const prev = out.get(i);
       if (prev === undefined || o === 'bad' || (o === 'good' && prev === 'skip')) out.set(i, o);
@@ -352,9 +358,6 @@ export async function searchFirstBad(opts: SearchOptions): Promise<SearchResult>
   // a pass there makes its whole-module failures another failure, no evidence, and the bisection goes on
   // above it. Not at PR2's base: its whole module is the tests' own definition of the bug.
   const rechecked = new Set<number>();
-  // Once the whole module failed where the tests pass, the rest of the bisection runs them as the pass
-  // did: stepping over that module's failures one boundary at a time spent f88fc72da4's whole budget.
-  let asRecheck = false;
   const wholeModuleOnly = async (): Promise<boolean> => {
     if (!opts.recheck || hi === opts.bad || steps.length >= opts.maxProbes) return false;
     const at = stepsAt(hi);

@@ -262,6 +262,11 @@ describe('searchFirstBad', () => {
     expect(h.probed).toEqual(['c9', 'c2', 'c3']);
     // The whole module's failure is recorded as another failure, not as this bug.
     expect(res.steps.filter((s) => !s.transplanted).map((s) => `${s.commit}:${s.outcome}`)).toEqual(['c9:bad', 'c3:skip']);
+    // Whole-module failures seen before (c4-c6, looking for a good end) are set aside, not stepped over one by one.
+    const seen = history(`TTT${'W'.repeat(10)}BBB`, { candidates: [6], confirmRuns: 2 });
+    expect(await seen.run()).toMatchObject({ kind: 'found', commit: 'c13', good: 'c12' });
+    expect(seen.probed).toEqual(['c15', 'c5', 'c6', 'c4', 'c2', 'c3']);
+    expect(seen.rechecked).toEqual(['c3', 'c9', 'c12', 'c13', 'c12', 'c12']);
     // Without the recheck the whole module's first failure is taken for the inducer.
     expect(await history('TTTWWWBBBB', { candidates: [3], confirmRuns: 2, recheck: undefined }).run()).toMatchObject({ kind: 'found', commit: 'c3' });
     // A pass of the whole module is not rechecked, nor is a commit that failed transplanted.
