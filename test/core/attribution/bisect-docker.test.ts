@@ -111,6 +111,21 @@ async function attribute(
   }
 }
 
+// The slugify histories: #1 adds a guarded slugify with its tests, #2 (the inducer) drops the guard,
+// #3 adds titlecase and rewrites the test module (`tests3`), #4 (PR2) restores the guard and adds its test.
+const GUARDED = "def slugify(s):\n    if s is None:\n        return ''\n    return '-'.join(s.lower().split())\n";
+const PLAIN = "def slugify(s):\n    return '-'.join(s.lower().split())\n";
+const TITLECASE = "\n\ndef titlecase(s):\n    return s.title()\n";
+const TESTS1 = "from text import slugify\n\n\ndef test_slugify():\n    assert slugify('A b') == 'a-b'\n\n\ndef test_slugify_spaces():\n    assert slugify(' a  b ') == 'a-b'\n";
+function slugifyHistory(tests3: string, tests4: string): Promise<GitRepo> {
+  return history([
+    { title: 'Add slugify', files: { 'text.py': GUARDED, 'tests/test_text.py': TESTS1 } },
+    { title: 'Simplify slugify', files: { 'text.py': PLAIN } },
+    { title: 'Add titlecase', files: { 'text.py': PLAIN + TITLECASE, 'tests/test_text.py': tests3 } },
+    { title: 'Fix slugify crashing on None', files: { 'text.py': GUARDED + TITLECASE, 'tests/test_text.py': tests4 } },
+  ]);
+}
+
 describe.skipIf(skip)('execution-confirmed attribution (Docker, generated histories)', () => {
   const repos: GitRepo[] = [];
   beforeAll(async () => {
@@ -223,17 +238,9 @@ describe.skipIf(skip)('execution-confirmed attribution (Docker, generated histor
   }, 300_000);
 
   it('a test module that grew an import after the inducer: the whole module cannot import at #1, the PR\'s test changes laid on #1\'s own module pass there, and #2 is found, not #3 (where the module starts to import)', async () => {
-    const tests1 = "from text import slugify\n\n\ndef test_slugify():\n    assert slugify('A b') == 'a-b'\n\n\ndef test_slugify_spaces():\n    assert slugify(' a  b ') == 'a-b'\n";
-    const tests3 = tests1.replace('import slugify\n', 'import slugify, titlecase\n') + "\n\ndef test_titlecase():\n    assert titlecase('a b') == 'A B'\n";
+    const tests3 = TESTS1.replace('import slugify\n', 'import slugify, titlecase\n') + "\n\ndef test_titlecase():\n    assert titlecase('a b') == 'A B'\n";
     const tests4 = tests3.replace("== 'a-b'\n\n\ndef test_slugify_spaces", "== 'a-b'\n\n\ndef test_slugify_none():\n    assert slugify(None) == ''\n\n\ndef test_slugify_spaces");
-    const guarded = "def slugify(s):\n    if s is None:\n        return ''\n    return '-'.join(s.lower().split())\n";
-    const titlecase = "\n\ndef titlecase(s):\n    return s.title()\n";
-    const repo = await history([
-      { title: 'Add slugify', files: { 'text.py': guarded, 'tests/test_text.py': tests1 } },
-      { title: 'Simplify slugify', files: { 'text.py': "def slugify(s):\n    return '-'.join(s.lower().split())\n" } },
-      { title: 'Add titlecase', files: { 'text.py': "def slugify(s):\n    return '-'.join(s.lower().split())\n" + titlecase, 'tests/test_text.py': tests3 } },
-      { title: 'Fix slugify crashing on None', files: { 'text.py': guarded + titlecase, 'tests/test_text.py': tests4 } },
-    ]);
+    const repo = await slugifyHistory(tests3, tests4);
     repos.push(repo);
     const f2p = ['tests/test_text.py::test_slugify_none'];
     const out = await attribute(repo, f2p, ['tests/test_text.py']);
@@ -249,19 +256,11 @@ describe.skipIf(skip)('execution-confirmed attribution (Docker, generated histor
   }, 300_000);
 
   it("a test module rewritten after the inducer: PR2's patch conflicts at #1 and #2, so the test it adds is laid over their own modules as a definition, and #2 is found", async () => {
-    const tests1 = "from text import slugify\n\n\ndef test_slugify():\n    assert slugify('A b') == 'a-b'\n\n\ndef test_slugify_spaces():\n    assert slugify(' a  b ') == 'a-b'\n";
     // #3 rewrites the module (parametrized, an import #1 and #2 lack); PR2 adds its test in the rewritten part.
     const tests3 =
       "import pytest\nfrom text import slugify, titlecase\n\n\n@pytest.mark.parametrize('s, want', [('A b', 'a-b'), (' a  b ', 'a-b')])\ndef test_slugify(s, want):\n    assert slugify(s) == want\n\n\ndef test_titlecase():\n    assert titlecase('a b') == 'A B'\n";
     const tests4 = tests3.replace("== want\n", "== want\n\n\ndef test_slugify_none():\n    assert slugify(None) == ''\n");
-    const guarded = "def slugify(s):\n    if s is None:\n        return ''\n    return '-'.join(s.lower().split())\n";
-    const titlecase = "\n\ndef titlecase(s):\n    return s.title()\n";
-    const repo = await history([
-      { title: 'Add slugify', files: { 'text.py': guarded, 'tests/test_text.py': tests1 } },
-      { title: 'Simplify slugify', files: { 'text.py': "def slugify(s):\n    return '-'.join(s.lower().split())\n" } },
-      { title: 'Add titlecase', files: { 'text.py': "def slugify(s):\n    return '-'.join(s.lower().split())\n" + titlecase, 'tests/test_text.py': tests3 } },
-      { title: 'Fix slugify crashing on None', files: { 'text.py': guarded + titlecase, 'tests/test_text.py': tests4 } },
-    ]);
+    const repo = await slugifyHistory(tests3, tests4);
     repos.push(repo);
     const out = await attribute(repo, ['tests/test_text.py::test_slugify_none'], ['tests/test_text.py']);
     expect(out.decision).toMatchObject({ kind: 'attributed', change: '2', method: 'execution' });
@@ -270,18 +269,15 @@ describe.skipIf(skip)('execution-confirmed attribution (Docker, generated histor
   }, 300_000);
 
   it("PR2's whole module fails at #2 for another reason (an autouse fixture needs what #3 adds): #2 runs again as #1's transplanted pass ran, passes, and #3 is found, not #2", async () => {
-    const tests1 = "from text import slugify\n\n\ndef test_slugify():\n    assert slugify('A b') == 'a-b'\n";
-    const tests2 = tests1.replace('import slugify\n', 'import slugify, titlecase\n') + "\n\ndef test_titlecase():\n    assert titlecase('a b') == 'A B'\n";
+    const tests2 = TESTS1.replace('import slugify\n', 'import slugify, titlecase\n') + "\n\ndef test_titlecase():\n    assert titlecase('a b') == 'A B'\n";
     const tests3 = `import pytest\nimport text\n${tests2}\n\n@pytest.fixture(autouse=True)\ndef _c_locale():\n    assert text.LOCALE == 'C'\n`;
     const tests4 = `${tests3}\n\ndef test_slugify_none():\n    assert slugify(None) == ''\n`;
-    const guarded = "def slugify(s):\n    if s is None:\n        return ''\n    return '-'.join(s.lower().split())\n";
-    const plain = "def slugify(s):\n    return '-'.join(s.lower().split())\n";
-    const titlecase = "\n\ndef titlecase(s):\n    return s.title()\n";
+    // Here #2 adds titlecase and #3 is the inducer (and adds LOCALE, which PR2's module's fixture needs).
     const repo = await history([
-      { title: 'Add slugify', files: { 'text.py': guarded, 'tests/test_text.py': tests1 } },
-      { title: 'Add titlecase', files: { 'text.py': guarded + titlecase, 'tests/test_text.py': tests2 } },
-      { title: 'Simplify slugify, add LOCALE', files: { 'text.py': `LOCALE = 'C'\n\n\n${plain}${titlecase}`, 'tests/test_text.py': tests3 } },
-      { title: 'Fix slugify crashing on None', files: { 'text.py': `LOCALE = 'C'\n\n\n${guarded}${titlecase}`, 'tests/test_text.py': tests4 } },
+      { title: 'Add slugify', files: { 'text.py': GUARDED, 'tests/test_text.py': TESTS1 } },
+      { title: 'Add titlecase', files: { 'text.py': GUARDED + TITLECASE, 'tests/test_text.py': tests2 } },
+      { title: 'Simplify slugify, add LOCALE', files: { 'text.py': `LOCALE = 'C'\n\n\n${PLAIN}${TITLECASE}`, 'tests/test_text.py': tests3 } },
+      { title: 'Fix slugify crashing on None', files: { 'text.py': `LOCALE = 'C'\n\n\n${GUARDED}${TITLECASE}`, 'tests/test_text.py': tests4 } },
     ]);
     repos.push(repo);
     const out = await attribute(repo, ['tests/test_text.py::test_slugify_none'], ['tests/test_text.py']);
