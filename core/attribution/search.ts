@@ -176,15 +176,15 @@ export async function searchFirstBad(opts: SearchOptions): Promise<SearchResult>
     if (s.outcome === 'bad' && s.failing.some((t) => tests.has(t) && sameWay(s, t))) return 'bad';
     return [...tests].every((t) => s.passing?.includes(t)) ? 'good' : 'skip';
   };
-  /**
-   * Per commit: bad when any run there is (a confirmation that fails outweighs the pass before it), else
-   * good when one is, else skip (a confirmation that cannot run is no evidence). The bad end stays bad.
-   */
   // Once PR2's whole module failed where its transplanted tests pass (the bisection's boundary check
   // below), the rest of the bisection runs the tests transplanted, and what the whole module showed is
   // set aside (not the same test): stepping over its failures one boundary at a time had spent
   // f88fc72da4's whole budget.
   let asRecheck = false;
+  /**
+   * Per commit: bad when any run there is (a confirmation that fails outweighs the pass before it), else
+   * good when one is, else skip (a confirmation that cannot run is no evidence). The bad end stays bad.
+   */
   const known = (): Map<number, Outcome> => {
     const out = new Map<number, Outcome>();
     for (const s of steps) {
@@ -348,13 +348,9 @@ export async function searchFirstBad(opts: SearchOptions): Promise<SearchResult>
     if (o === 'good') lo = after;
     else if (o === 'bad') hi = after;
   }
-  // A test that fails only sometimes can pass once where it is already broken, and one pass would then
-  // name a commit that changed nothing (Django e972620ada: a docs-only commit). The found commit's parent
-  // must pass `confirmRuns` more times, as validate's repeats ask of a state; a failure there moves the
-  // boundary below it and the bisection goes on from the nearest pass further back.
   // The parent passed only with PR2's test changes on its own modules, the commit failed only with PR2's
   // whole module: that module's other code (a fixture, a helper, another test's setup) may be what
-  // fails (Django f88fc72da4: found 950 commits below the inducer). The commit runs as its parent did;
+  // fails (Django f88fc72da4: found 1,050 commits below the inducer). The commit runs as its parent did;
   // a pass there makes its whole-module failures another failure, no evidence, and the bisection goes on
   // above it. Not at PR2's base: its whole module is the tests' own definition of the bug.
   const rechecked = new Set<number>();
@@ -391,6 +387,10 @@ export async function searchFirstBad(opts: SearchOptions): Promise<SearchResult>
       hi = Math.min(...[...known()].filter(([i, o]) => i > lo && o === 'bad').map(([i]) => i));
       continue;
     }
+    // A test that fails only sometimes can pass once where it is already broken, and one pass would then
+    // name a commit that changed nothing (Django e972620ada: a docs-only commit). The found commit's parent
+    // must pass `confirmRuns` more times, as validate's repeats ask of a state; a failure there moves the
+    // boundary below it and the bisection goes on from the nearest pass further back.
     // A parent that passed only as rechecked is confirmed the same way.
     for (let k = 0; k < (opts.confirmRuns ?? 0) && known().get(lo) === 'good'; k++) {
       if (rechecked.has(lo) && opts.recheck) record(await opts.recheck(sha(lo), 'confirm'));
