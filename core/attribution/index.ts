@@ -3,13 +3,15 @@
  * history to the commit where they stop passing, and turn it into PR1. The one public surface:
  *  - bisect.ts     bisectInducer: probes as execs in validate's containers, the result and its cost
  *  - search.ts     the search over first-parent indices (good end from blame's candidates or a window, skips)
+ *  - probe-order.ts  which commit to probe next (good-end order, stepping around skips)
  *  - classify-run.ts  one run of the fail->pass tests as good / bad / skip
  *  - era-pool.ts   one container per environment era
  *  - chain-input.ts  a validated chain's bisection input (PR2's fail->pass tests, blame's candidates)
  *  - decide.ts     the change holding the found commit, and the method (execution, blame, reference, agreements)
  */
 export { BISECT_DEFAULTS, bisectInducer, type BisectOptions } from './bisect.ts';
-export { goodEndOrder, searchFirstBad, type SearchOptions } from './search.ts';
+export { goodEndOrder } from './probe-order.ts';
+export { searchFirstBad, type SearchOptions } from './search.ts';
 export { classifyRun, fileOfTest } from './classify-run.ts';
 export { EraPool, type EraImage, type EraPoolOptions } from './era-pool.ts';
 export { ATTRIBUTION_METHODS, decideAttribution, type AttributionDecision, type AttributionMethod, type DecideOptions, type Disagreement } from './decide.ts';

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { goodEndOrder, searchFirstBad, type SearchOptions, type Step, type Verdict } from '../../../core/attribution/index.ts';
-import { nextProbe } from '../../../core/attribution/search.ts';
+import { nextProbe } from '../../../core/attribution/probe-order.ts';
 
 /**
  * Good, bad, skip (the test module cannot import), skip (X: infrastructure); F: passes the first time,
