@@ -35,8 +35,8 @@ function whyOf(st: Step): string | null {
   return `${st.failing.map((t) => (st.kinds?.[t] ? `${t} [${st.kinds[t]}]` : t)).join(', ')}${passing}`;
 }
 
-/** Bump when a checkpoint's meaning changes: older ones are redone. */
-const CHECKPOINT_VERSION = 7;
+/** Bump when a checkpoint's meaning changes: older ones are redone (8: commits that outgrew their era run on its next candidate). */
+const CHECKPOINT_VERSION = 8;
 
 const CostSchema = z.object({ containers: z.number(), runs: z.number(), seconds: z.number() });
 const ExecutionSchema = z.union([

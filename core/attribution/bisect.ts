@@ -9,7 +9,7 @@ import { commitToChange } from '../history/changes.ts';
 import type { MainlineCommit } from '../history/mainline.ts';
 import type { PullRequest } from '../model/change.ts';
 import type { ChainEnv, Runner, StateRun } from '../env/index.ts';
-import { runProblem } from '../env/index.ts';
+import { outgrownEnvironment, runProblem } from '../env/index.ts';
 import { classifyRun, fileOfTest } from './classify-run.ts';
 import { searchFirstBad } from './search.ts';
 import type { BisectResult, ProbeEnv, Step, StepRole, Verdict } from './types.ts';
@@ -31,8 +31,11 @@ export interface BisectOptions {
   overlayFiles?: readonly string[];
   /** Blame's ranked candidates: blamed commits or the commits that merged the blamed changes. */
   candidates: readonly string[];
-  /** The environment of a commit's era (EraPool.envFor: one container per era). */
-  envFor: (commit: string) => Promise<ProbeEnv>;
+  /**
+   * The environment of a commit's era (EraPool.envFor: one container per era); `without`: the install
+   * candidates (ProbeEnv labels) a run there showed the commit has outgrown, to be passed over.
+   */
+  envFor: (commit: string, without: readonly string[]) => Promise<ProbeEnv>;
   /** Fallback window when the candidates give no good end (default 365 days before PR2's base). */
   windowDays?: number;
   /** Most probes in all (default 28). */
@@ -52,8 +55,10 @@ export interface BisectOptions {
   knownBadKinds?: Readonly<Record<string, string>>;
 }
 
+type Select = Array<{ file: string; arg: string }>;
+
 /** The runner's selection of the fail->pass tests, or null when it cannot select them all (whole files then). */
-function selectionOf(runner: Runner, failToPass: readonly string[], testFiles: string[]): Array<{ file: string; arg: string }> | null {
+function selectionOf(runner: Runner, failToPass: readonly string[], testFiles: string[]): Select | null {
   if (!runner.selectArg) return null;
   const out: Array<{ file: string; arg: string }> = [];
   for (const id of failToPass) {
@@ -75,7 +80,7 @@ export async function bisectInducer(opts: BisectOptions): Promise<BisectResult> 
   let runs = 0;
   const testFiles = [...opts.testFiles];
   const overlayFiles = [...(opts.overlayFiles ?? [])];
-  const run = async (env: ChainEnv, commit: string, select?: Array<{ file: string; arg: string }>, transplant = false): Promise<StateRun> => {
+  const run = async (env: ChainEnv, commit: string, select?: Select, transplant = false): Promise<StateRun> => {
     opts.signal?.throwIfAborted();
     containers.add(env.containerId);
     const r = await env.runState({
@@ -91,26 +96,46 @@ export async function bisectInducer(opts: BisectOptions): Promise<BisectResult> 
     runs++;
     return r;
   };
+  // The install candidates each commit outgrew (an installed package lacks what its code imports): its
+  // later runs go straight to the era's next candidate.
+  const outgrown = new Map<string, string[]>();
+  type Ran = { kind: 'ran'; run: StateRun; env: ChainEnv; runner: Runner };
+  /** One run at `commit` in its era's environment, or the era's next one while the commit has outgrown it. */
+  const runAt = async (commit: string, selectFor: (runner: Runner) => Select | null, transplant = false): Promise<Ran | { kind: 'broken'; problem: string }> => {
+    for (;;) {
+      const left = outgrown.get(commit) ?? [];
+      const era = await opts.envFor(commit, left);
+      if (era.kind === 'broken') return era;
+      const r = await run(era.env, commit, selectFor(era.runner) ?? undefined, transplant);
+      const label = era.label;
+      // Without a label (a fixed image), or when the era gave the same candidate again, there is no other.
+      if (label === undefined || left.includes(label) || outgrownEnvironment(r, era.runner.exitCodes) === null) return { kind: 'ran', run: r, env: era.env, runner: era.runner };
+      outgrown.set(commit, [...left, label]);
+    }
+  };
+  const selectFor = (runner: Runner): Select | null => selectionOf(runner, opts.failToPass, testFiles);
+
   const probe = async (commit: string, role: StepRole): Promise<Step> => {
     const started = Date.now();
-    const era = await opts.envFor(commit);
+    const first = await runAt(commit, selectFor);
     let verdict: Verdict;
-    if (era.kind === 'broken') {
-      verdict = { outcome: 'skip', reason: 'env_broken', detail: era.problem };
+    if (first.kind === 'broken') {
+      verdict = { outcome: 'skip', reason: 'env_broken', detail: first.problem };
     } else {
-      const select = selectionOf(era.runner, opts.failToPass, testFiles);
-      let r = await run(era.env, commit, select ?? undefined);
-      const unimportable = r.parsed.collectionErrors.find((f) => opts.failToPass.some((id) => fileOfTest(era.runner, id, testFiles) === f));
-      if (select && runProblem(r, era.runner.exitCodes) !== null && unimportable !== undefined) {
+      const { env, runner } = first;
+      const select = selectFor(runner);
+      let r = first.run;
+      const unimportable = r.parsed.collectionErrors.find((f) => opts.failToPass.some((id) => fileOfTest(runner, id, testFiles) === f));
+      if (select && runProblem(r, runner.exitCodes) !== null && unimportable !== undefined) {
         // pytest exits 4 when the module of a selected id does not import: a skip either way, no second run.
         verdict = { outcome: 'skip', reason: 'import_error', detail: `${unimportable} cannot be imported` };
       } else {
         // Any other selection the runner could not run is no evidence: the whole files are run, as validate's repeats do.
-        if (select && runProblem(r, era.runner.exitCodes) !== null) r = await run(era.env, commit);
-        verdict = classifyRun(r, era.runner, opts.failToPass, testFiles);
+        if (select && runProblem(r, runner.exitCodes) !== null) r = await run(env, commit);
+        verdict = classifyRun(r, runner, opts.failToPass, testFiles);
       }
       if (verdict.outcome === 'skip' && verdict.reason === 'import_error' && opts.transplant !== false) {
-        const moved = await transplanted(era.env, era.runner, commit, select, role);
+        const moved = await transplanted(commit, role);
         if (moved.verdict) return { commit, role, seconds: (Date.now() - started) / 1000, transplanted: true, ...moved.verdict };
         verdict = { ...verdict, detail: `${verdict.detail}; with PR2's test changes applied: ${moved.why}` };
       }
@@ -123,17 +148,12 @@ export async function bisectInducer(opts: BisectOptions): Promise<BisectResult> 
   // those). A failure counts only inside the bisection range (a good end is known below): before the
   // tested code exists its tests fail too, and that is no evidence of the bug (an import error there
   // keeps "introduced" readable).
-  const transplanted = async (
-    env: ChainEnv,
-    runner: Runner,
-    commit: string,
-    select: Array<{ file: string; arg: string }> | null,
-    role: StepRole,
-  ): Promise<{ verdict: Verdict; why?: never } | { verdict: null; why: string }> => {
-    const r = await run(env, commit, select ?? undefined, true);
-    const problem = runProblem(r, runner.exitCodes);
+  const transplanted = async (commit: string, role: StepRole): Promise<{ verdict: Verdict; why?: never } | { verdict: null; why: string }> => {
+    const got = await runAt(commit, selectFor, true);
+    if (got.kind === 'broken') return { verdict: null, why: got.problem.slice(0, 200) };
+    const problem = runProblem(got.run, got.runner.exitCodes);
     if (problem !== null) return { verdict: null, why: problem.detail.slice(0, 200) };
-    const v = classifyRun(r, runner, opts.failToPass, testFiles);
+    const v = classifyRun(got.run, got.runner, opts.failToPass, testFiles);
     const inRange = role === 'bisect' || role === 'confirm';
     if (v.outcome === 'good' || (v.outcome === 'bad' && inRange) || v.passing?.length) return { verdict: v };
     return { verdict: null, why: v.outcome === 'bad' ? 'the tests fail (below any known pass: no evidence)' : v.detail.slice(0, 200) };
@@ -142,13 +162,8 @@ export async function bisectInducer(opts: BisectOptions): Promise<BisectResult> 
   // A commit run as a transplanted pass ran, whatever its whole module does (search.ts: the boundary check).
   const recheck = async (commit: string, role: StepRole): Promise<Step> => {
     const started = Date.now();
-    const era = await opts.envFor(commit);
-    let verdict: Verdict;
-    if (era.kind === 'broken') verdict = { outcome: 'skip', reason: 'env_broken', detail: era.problem };
-    else {
-      const r = await run(era.env, commit, selectionOf(era.runner, opts.failToPass, testFiles) ?? undefined, true);
-      verdict = classifyRun(r, era.runner, opts.failToPass, testFiles);
-    }
+    const got = await runAt(commit, selectFor, true);
+    const verdict: Verdict = got.kind === 'broken' ? { outcome: 'skip', reason: 'env_broken', detail: got.problem } : classifyRun(got.run, got.runner, opts.failToPass, testFiles);
     return { commit, role, seconds: (Date.now() - started) / 1000, transplanted: true, ...verdict };
   };
 

@@ -6,11 +6,11 @@ import type { ChainEnv, Runner } from '../env/index.ts';
 import type { ProbeEnv } from './types.ts';
 
 /** The environment of a commit's era: its image, the runner and the run's environment, or why it did not build. */
-export type EraImage = { kind: 'ready'; image: string; runner: Runner; env?: Readonly<Record<string, string>> } | { kind: 'broken'; problem: string };
+export type EraImage = { kind: 'ready'; image: string; runner: Runner; env?: Readonly<Record<string, string>>; label?: string } | { kind: 'broken'; problem: string };
 
 export interface EraPoolOptions {
-  /** The era of a commit (validate's eraEnvironment, or a fixed image); commits of one era return one image. */
-  eraOf: (commit: string) => Promise<EraImage>;
+  /** The era of a commit (validate's eraEnvironment, or a fixed image); commits of one era return one image; `without`: candidates (labels) the commit outgrew. */
+  eraOf: (commit: string, without: readonly string[]) => Promise<EraImage>;
   /** Open a container on an image (openChainEnv with the clone's git dir, limits and the run's signal). */
   open: (era: { image: string; runner: Runner; env?: Readonly<Record<string, string>> }) => Promise<ChainEnv>;
 }
@@ -22,8 +22,8 @@ export class EraPool {
   constructor(private readonly opts: EraPoolOptions) {}
 
   /** The container of `commit`'s era, opened on first use; a broken era is returned as is (the probe is a skip). */
-  readonly envFor = async (commit: string): Promise<ProbeEnv> => {
-    const era = await this.opts.eraOf(commit);
+  readonly envFor = async (commit: string, without: readonly string[] = []): Promise<ProbeEnv> => {
+    const era = await this.opts.eraOf(commit, without);
     if (era.kind === 'broken') return era;
     let env = this.envs.get(era.image);
     if (!env) {
@@ -31,7 +31,7 @@ export class EraPool {
       env = this.opts.open({ image: era.image, runner: era.runner, ...(era.env ? { env: era.env } : {}) });
       this.envs.set(era.image, env);
     }
-    return { kind: 'ready', env: await env, runner: era.runner };
+    return { kind: 'ready', env: await env, runner: era.runner, ...(era.label !== undefined ? { label: era.label } : {}) };
   };
 
   /** Containers opened so far. */

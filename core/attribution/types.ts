@@ -84,5 +84,8 @@ void _allKinds;
 /** A search's result and what it cost. */
 export type BisectResult = SearchResult & { cost: BisectCost };
 
-/** Where a commit's probe runs: an open container of its environment era and the era's runner, or why not. */
-export type ProbeEnv = { kind: 'ready'; env: ChainEnv; runner: Runner } | { kind: 'broken'; problem: string };
+/**
+ * Where a commit's probe runs: an open container of its environment era and the era's runner, or why not.
+ * `label`: the era's install candidate; a commit that outgrew it asks for the era without it (BisectOptions.envFor).
+ */
+export type ProbeEnv = { kind: 'ready'; env: ChainEnv; runner: Runner; label?: string } | { kind: 'broken'; problem: string };

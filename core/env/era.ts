@@ -16,9 +16,13 @@ import { filterTestFiles, type Recipe } from './recipes/schema.ts';
 import { getRunner } from './runners/registry.ts';
 import type { Runner } from './runners/types.ts';
 
-/** Where one era's states run: an image and the recipe's runner, or why the environment did not build. */
+/**
+ * Where one era's states run: an image and the recipe's runner, or why the environment did not build.
+ * `label`: the install candidate chosen (`py3.9 django__django.json`), what a commit that outgrew it names
+ * to get the era's next one (eraEnvironment's `without`); absent for an explicit image.
+ */
 export type EraEnv =
-  | { kind: 'ready'; image: string; recipe: Recipe; runner: Runner; built: boolean }
+  | { kind: 'ready'; image: string; recipe: Recipe; runner: Runner; built: boolean; label?: string }
   | { kind: 'broken'; problem: string; recipe: Recipe | null; runner: Runner | null };
 
 export interface EnvironmentOptions {
@@ -73,13 +77,25 @@ const choicesOf = new WeakMap<EnvImages, EnvChoices>();
 /**
  * `testFiles`: the PR's test files a detected candidate must run usably at `commit` before it is chosen
  * (default: the test modules the commit changed, see changedTestModules).
+ * `without`: the labels of candidates a run showed `commit` has outgrown (runners/evidence.ts
+ * outgrownEnvironment): the first of the others that installs is chosen for it, remembered as an era of
+ * its own (the remaining candidates' keys), unchecked: the run that showed it is run again there, which is its check.
  */
-export async function eraEnvironment(opts: EnvironmentOptions, commit: string, testFiles?: readonly string[]): Promise<EraEnv> {
-  const { recipe, candidates } = await loadRecipe(opts.repo, opts.clone, commit, { recipes: opts.recipes });
+export async function eraEnvironment(opts: EnvironmentOptions, commit: string, testFiles?: readonly string[], without: readonly string[] = []): Promise<EraEnv> {
+  const loaded = await loadRecipe(opts.repo, opts.clone, commit, { recipes: opts.recipes });
+  const { recipe } = loaded;
   if (opts.image) {
     const runner = getRunner(opts.runner);
+    if (without.length) return { kind: 'broken', problem: `the image ${opts.image} cannot run ${commit.slice(0, 10)}: an installed package lacks what its code imports`, recipe, runner };
     return { kind: 'ready', image: opts.image, recipe: { ...recipe, runner: runner.name as Recipe['runner'] }, runner, built: false };
   }
+  // A no-isolation twin installs the same packages as its isolated candidate: passed over with it.
+  const left = loaded.candidates.filter((c) => !without.includes(c.label) && !without.includes(c.label.replace('no-isolation ', '')));
+  if (!left.length) {
+    const runner = getRunner(recipe.runner);
+    return { kind: 'broken', problem: `no install candidate can run ${commit.slice(0, 10)}: ${without.map((l) => `"${l}"`).join(', ')} lack what its code imports from an installed package`, recipe, runner };
+  }
+  const candidates = left as [(typeof left)[number], ...typeof left];
   const req = {
     clone: opts.clone,
     gitDir: opts.gitDir,
@@ -90,7 +106,7 @@ export async function eraEnvironment(opts: EnvironmentOptions, commit: string, t
     signal: opts.signal,
   };
   // Detected recipes verify themselves: the first candidate that installs (data/<repo>/env-recipes.json).
-  if (candidates.length > 1) {
+  if (candidates.length > 1 || without.length) {
     let choices = choicesOf.get(opts.images);
     if (!choices) choicesOf.set(opts.images, (choices = new EnvChoices(join(opts.repoDir, CHOICE_FILE))));
     const files = testFiles ?? (await changedTestModules(opts.clone, commit));
@@ -98,10 +114,10 @@ export async function eraEnvironment(opts: EnvironmentOptions, commit: string, t
       const mine = filterTestFiles(c.recipe, files);
       return mine.length ? probeRun(opts, commit, image, c.recipe, mine) : null;
     };
-    const chosen = await choices.choose({ images: opts.images, req, candidates, verify });
+    const chosen = await choices.choose({ images: opts.images, req, candidates, ...(without.length ? {} : { verify }) });
     if (chosen.kind === 'ready') {
       const r = chosen.candidate.recipe;
-      return { kind: 'ready', image: chosen.result.image, recipe: r, runner: getRunner(r.runner), built: chosen.result.built };
+      return { kind: 'ready', image: chosen.result.image, recipe: r, runner: getRunner(r.runner), built: chosen.result.built, label: chosen.candidate.label };
     }
     const why = chosen.rejected.map((x) => `"${x.label}": ${x.reason}`).join('; ');
     return {
@@ -114,5 +130,5 @@ export async function eraEnvironment(opts: EnvironmentOptions, commit: string, t
   const runner = getRunner(recipe.runner);
   const res = await opts.images.envImageFor({ ...req, recipe });
   if (!res.ok) return { kind: 'broken', problem: `environment install failed at ${commit.slice(0, 10)}: ${res.detail.trim().split('\n').pop() ?? ''} (log: ${res.log})`, recipe, runner };
-  return { kind: 'ready', image: res.image, recipe, runner, built: res.built };
+  return { kind: 'ready', image: res.image, recipe, runner, built: res.built, label: candidates[0].label };
 }

@@ -66,17 +66,20 @@ async function restoreEnvImage(image: string, c: JudgedChain, ctx: StageContext,
   if (await inspectImage(images().docker, image)) return null;
   ctx.log.info(`${c.instance_id}: env image ${image} is gone (pruned by another run?): rebuilding PR1's environment`);
   const cfg = ctx.config.validate;
-  const era = await eraEnvironment(
-    {
-      repo: ctx.repo.name, clone: ctx.repo.clone, gitDir: await absoluteGitDir(ctx.repo.clone), repoDir: ctx.repoDir, log: ctx.log, images: images(),
-      image: cfg.image, runner: cfg.runner, signal: ctx.signal, recipes: cfg.recipes,
-      limits: containerLimits(cfg),
-    },
-    c.pr1_head,
-    c.pr1_test_files,
-  );
-  if (era.kind === 'broken') return `env image ${image} is gone and PR1's environment did not build again: ${era.problem}`;
-  if (era.image !== image) return `env image ${image} is gone and PR1's era now resolves to ${era.image}: rerun validate (foresight run --from validate)`;
+  const opts = {
+    repo: ctx.repo.name, clone: ctx.repo.clone, gitDir: await absoluteGitDir(ctx.repo.clone), repoDir: ctx.repoDir, log: ctx.log, images: images(),
+    image: cfg.image, runner: cfg.runner, signal: ctx.signal, recipes: cfg.recipes,
+    limits: containerLimits(cfg),
+  };
+  // Validation may have moved PR1's era past install candidates its code outgrew: those are passed over in turn.
+  const passedOver: string[] = [];
+  for (;;) {
+    const era = await eraEnvironment(opts, c.pr1_head, c.pr1_test_files, passedOver);
+    if (era.kind === 'broken') return `env image ${image} is gone and PR1's environment did not build again: ${era.problem}`;
+    if (era.image === image) break;
+    if (era.label === undefined) return `env image ${image} is gone and PR1's era now resolves to ${era.image}: rerun validate (foresight run --from validate)`;
+    passedOver.push(era.label);
+  }
   return null;
 }
 

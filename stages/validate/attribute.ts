@@ -16,8 +16,8 @@ import type { EraEnv } from '../../core/env/index.ts';
 export interface AttributeDeps {
   /** The first-parent history and its changes, as discover and szz list them (read once per run). */
   history: () => Promise<ListedChanges>;
-  /** The environment era of a commit (validate's eraEnvironment), checked on PR2's test files. */
-  eraOf: (commit: string, testFiles: readonly string[]) => Promise<EraEnv>;
+  /** The environment era of a commit (validate's eraEnvironment), checked on PR2's test files; `without`: candidates the commit outgrew. */
+  eraOf: (commit: string, testFiles: readonly string[], without?: readonly string[]) => Promise<EraEnv>;
   containers: ContainerDeps;
 }
 
@@ -44,8 +44,8 @@ export async function attributeChain(v: ValidatedChain, deps: AttributeDeps): Pr
       mainline,
       changes,
       ...input,
-      envFor: async (commit) => {
-        const era = await deps.eraOf(commit, v.anticipation_test_files);
+      envFor: async (commit, without) => {
+        const era = await deps.eraOf(commit, v.anticipation_test_files, without);
         return era.kind === 'broken' ? { kind: 'broken', problem: era.problem } : containers.envOf(era);
       },
       signal: deps.containers.signal,

@@ -22,14 +22,15 @@ export interface ContainerDeps {
   signal: AbortSignal;
 }
 
-/** An era ready to run: its image, recipe (for the environment) and runner. */
+/** An era ready to run: its image, recipe (for the environment), runner and install candidate (EraEnv's `label`). */
 export interface ReadyEra {
   image: string;
   recipe: Pick<Recipe, 'env'>;
   runner: Runner;
+  label?: string;
 }
 
-export type EraContainer = { kind: 'ready'; env: ChainEnv; runner: Runner } | { kind: 'broken'; problem: string };
+export type EraContainer = { kind: 'ready'; env: ChainEnv; runner: Runner; label?: string } | { kind: 'broken'; problem: string };
 
 export class ChainContainers {
   private readonly held = new Map<string, { env: ChainEnv; poolKey: string | null }>();
@@ -68,7 +69,7 @@ export class ChainContainers {
       }
       this.held.set(era.image, held);
     }
-    return { kind: 'ready', env: held.env, runner: era.runner };
+    return { kind: 'ready', env: held.env, runner: era.runner, ...(era.label !== undefined ? { label: era.label } : {}) };
   }
 
   private async ensureService(): Promise<ServiceSession | null> {

@@ -97,12 +97,15 @@ export class ChainWork {
     return { docker: opts.docker, pool: this.pool, gitDir: this.gitDir, baseAlias: opts.images.baseAlias, lockDir: opts.images.lockDir, repoDir: opts.repoDir, log, signal, limits: containerLimits(opts.validate) };
   }
 
-  /** The environment of a commit's era (a detected recipe is checked on the PR's own test files at that PR's head). */
-  async eraOf(commit: string, testFiles: readonly string[], signal: AbortSignal, built?: string[], log = this.opts.log) {
-    const era = await eraEnvironment(this.envOpts(signal, log), commit, testFiles);
+  /**
+   * The environment of a commit's era (a detected recipe is checked on the PR's own test files at that PR's
+   * head); `without`: the install candidates a run showed the commit has outgrown; `built` collects the images built.
+   */
+  async eraOf(commit: string, testFiles: readonly string[], signal: AbortSignal, o: { built?: string[]; log?: Logger; without?: readonly string[] } = {}) {
+    const era = await eraEnvironment(this.envOpts(signal, o.log ?? this.opts.log), commit, testFiles, o.without);
     if (era.kind === 'ready' && era.built) {
       this.builtImages.add(era.image);
-      built?.push(era.image);
+      o.built?.push(era.image);
     }
     return era;
   }
@@ -118,8 +121,8 @@ export class ChainWork {
     const imagesBuilt: string[] = [];
     let stateRuns = 0;
     let backendFallbacks = 0;
-    const used = async (commit: string, testFiles: readonly string[]) => {
-      const era = await this.eraOf(commit, testFiles, signal, imagesBuilt, log);
+    const used = async (commit: string, testFiles: readonly string[], without?: readonly string[]) => {
+      const era = await this.eraOf(commit, testFiles, signal, { built: imagesBuilt, log, ...(without ? { without } : {}) });
       if (era.kind === 'ready') this.usedImages.add(era.image);
       return era;
     };
@@ -130,7 +133,7 @@ export class ChainWork {
       return { pr1, pr2 };
     };
     const validateOne = async (c: ExtractedChain, eras: ChainEras): Promise<ValidatedChain> => {
-      const r = await validateChain(c, eras, { cfg, containers });
+      const r = await validateChain(c, eras, { cfg, containers, eraWithout: used });
       stateRuns += r.stateRuns;
       if (r.fellBack) backendFallbacks++;
       return r.chain;

@@ -6,7 +6,7 @@
  * candidates given. A fix whose tests cannot run here is dropped with a literal reason, never scored.
  */
 import { bisectInducer, type BisectResult } from '../../core/attribution/index.ts';
-import { isIgnoredTest, type StateRun } from '../../core/env/index.ts';
+import { isIgnoredTest, outgrownEnvironment, type StateRun } from '../../core/env/index.ts';
 import { splitPatch } from '../../core/extract/split-patch.ts';
 import type { ListedChanges } from '../../core/history/changes.ts';
 import type { Logger } from '../../core/log.ts';
@@ -78,8 +78,11 @@ export async function executeFix(work: ChainWork, input: FixInput, signal: Abort
     S4: { name: 'S4', checkout: fix.baseSha, overlay: fix.headSha, testFiles, overlayFiles },
     S5: { name: 'S5', checkout: fix.headSha, overlay: null, testFiles, overlayFiles: [] },
   };
-  const era = await work.eraOf(fix.headSha, testFiles, signal, undefined, log);
-  if (era.kind === 'broken') return drop('env_broken', era.problem);
+  const first = await work.eraOf(fix.headSha, testFiles, signal, { log });
+  if (first.kind === 'broken') return drop('env_broken', first.problem);
+  let era = first;
+  // The era's install candidates the fix's states outgrew (an installed package lacks what they import).
+  const passedOver: string[] = [];
   const fileOf = (id: string, files: readonly string[]): string | null => era.runner.testFileOf?.(id, files) ?? id.split('::')[0] ?? null;
   const backends = chainBackends({ pr1: era, pr2: era });
   let last: FixExecution | null = null;
@@ -87,18 +90,37 @@ export async function executeFix(work: ChainWork, input: FixInput, signal: Abort
     const pool = new ChainContainers(work.containers(signal, log), backend, input.label);
     let out: { result: FixExecution; next: boolean } | null = null;
     try {
-      const state = async (name: 'S4' | 'S5'): Promise<StateResult> => {
+      /** A state's one run, or the install candidate it showed the fix has outgrown. */
+      const state = async (name: 'S4' | 'S5'): Promise<{ kind: 'ran'; result: StateResult } | { kind: 'outgrown'; label: string; why: string }> => {
         const req = requests[name];
         const got = await pool.envOf(era);
-        if (got.kind === 'broken') return { name, checkout: req.checkout, overlay: req.overlay, testFiles, outcome: { kind: 'infra', reason: 'env_build', detail: got.problem }, runs: 0, tests: {}, collectionErrors: [], durationMs: 0 };
+        if (got.kind === 'broken') return { kind: 'ran', result: { name, checkout: req.checkout, overlay: req.overlay, testFiles, outcome: { kind: 'infra', reason: 'env_build', detail: got.problem }, runs: 0, tests: {}, collectionErrors: [], durationMs: 0 } };
         signal.throwIfAborted();
         const run: StateRun = await got.env.runState({ checkout: req.checkout, overlay: req.overlay, testFiles: req.testFiles, overlayFiles: req.overlayFiles });
         signal.throwIfAborted();
         runs++;
-        return withoutIgnored(aggregateRuns(req, [run], got.runner.exitCodes), era.recipe);
+        const why = got.label !== undefined && !passedOver.includes(got.label) ? outgrownEnvironment(run, got.runner.exitCodes) : null;
+        if (why !== null) return { kind: 'outgrown', label: got.label!, why };
+        return { kind: 'ran', result: withoutIgnored(aggregateRuns(req, [run], got.runner.exitCodes), era.recipe) };
       };
-      const S4 = await state('S4');
-      const S5 = await state('S5');
+      // Both states in one era: one that outgrew it sends both to the era's next install candidate.
+      let S4: StateResult;
+      let S5: StateResult;
+      for (;;) {
+        const s4 = await state('S4');
+        const s5 = s4.kind === 'ran' ? await state('S5') : s4;
+        if (s4.kind === 'ran' && s5.kind === 'ran') {
+          [S4, S5] = [s4.result, s5.result];
+          break;
+        }
+        const outgrown = s4.kind === 'outgrown' ? s4 : (s5 as Extract<typeof s5, { kind: 'outgrown' }>);
+        passedOver.push(outgrown.label);
+        log.info(`${input.label}: "${outgrown.label}" cannot run the fix's states (${outgrown.why}): the era's next install candidate`);
+        const next = await work.eraOf(fix.headSha, testFiles, signal, { log, without: passedOver });
+        // The finally below counts this backend's containers after the return value is made.
+        if (next.kind === 'broken') return { ...drop('env_broken', next.problem), cost: { ...cost(), containers: containers + pool.opened } };
+        era = next;
+      }
       // PR2's sets depend on S4 and S5 only: the PR1 states are stand-ins, never read for them.
       const f2p = computeSets({ S1: S4, S2: S5, S3: S5, S4, S5 }, fileOf).PR2_FAIL_TO_PASS;
       const problem = stateProblem(S4, S5, f2p);
@@ -115,8 +137,8 @@ export async function executeFix(work: ChainWork, input: FixInput, signal: Abort
           testFiles,
           overlayFiles,
           candidates: input.candidates,
-          envFor: async (commit) => {
-            const e = await work.eraOf(commit, testFiles, signal, undefined, log);
+          envFor: async (commit, without) => {
+            const e = await work.eraOf(commit, testFiles, signal, { log, without });
             return e.kind === 'broken' ? { kind: 'broken', problem: e.problem } : pool.envOf(e);
           },
           signal,

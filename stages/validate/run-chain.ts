@@ -2,7 +2,7 @@ import type { ExtractedChain } from '../../core/model/extracted.ts';
 import { aggregateRuns, runProblem, type Covers, type StateRequest } from './aggregate-runs.ts';
 import { computeSets, type FileOf } from './compute-sets.ts';
 import { planRepeats, type RepeatSelection } from './plan-repeats.ts';
-import type { ChainEnv, Runner, StateRun } from '../../core/env/index.ts';
+import { outgrownEnvironment, type ChainEnv, type Runner, type StateRun } from '../../core/env/index.ts';
 import type { StateName, StateResult } from '../../core/model/validated.ts';
 
 /** The five states of a chain (definitions.md). */
@@ -34,7 +34,18 @@ export interface ChainCost {
  */
 export type RepeatStrategy = 'all' | 'candidates' | 'gated';
 
-type EraFor = (state: StateName) => Promise<{ kind: 'ready'; env: ChainEnv; runner: Runner } | { kind: 'broken'; problem: string }>;
+type EraFor = (state: StateName) => Promise<{ kind: 'ready'; env: ChainEnv; runner: Runner; label?: string } | { kind: 'broken'; problem: string }>;
+
+type StatesCost = Omit<ChainCost, 'containerStarts' | 'wallMs'> & { stateRuns: number; runnerStarts: number };
+
+/**
+ * The states and what they cost, or the first state whose run showed its checkout outgrew the era's install
+ * candidate `label` (an installed package lacks what the code imports): the caller moves the era to its next
+ * candidate and runs the states again.
+ */
+export type ChainStates =
+  | { kind: 'ran'; states: Record<StateName, StateResult>; cost: StatesCost }
+  | { kind: 'outgrown'; state: StateName; label: string; detail: string; cost: StatesCost };
 
 /** Longest selection sent to one run (characters of node ids); a longer one runs the whole files. */
 const SELECT_MAX_CHARS = 64_000;
@@ -49,7 +60,7 @@ export async function runChainStates(opts: {
   repeat?: RepeatStrategy;
   envFor: EraFor;
   signal: AbortSignal;
-}): Promise<{ states: Record<StateName, StateResult>; cost: Omit<ChainCost, 'containerStarts' | 'wallMs'> & { stateRuns: number; runnerStarts: number } }> {
+}): Promise<ChainStates> {
   const repeat = opts.repeat ?? 'candidates';
   // stateRuns: runs done (dropped passes too); runnerStarts: runner processes started for them.
   const cost = { execMs: 0, stateRuns: 0, runnerStarts: 0 };
@@ -88,6 +99,8 @@ export async function runChainStates(opts: {
     const times = repeat === 'all' ? opts.runs : 1;
     for (let i = 0; i < times; i++) {
       const r = await run(era.env, req);
+      const outgrew = i === 0 && era.label !== undefined ? outgrownEnvironment(r, era.runner.exitCodes) : null;
+      if (outgrew !== null) return { kind: 'outgrown', state: req.name, label: era.label!, detail: outgrew, cost };
       runs.push(r);
       if (r.kind !== 'report') break; // a broken state is not retried into a pass
     }
@@ -121,7 +134,7 @@ export async function runChainStates(opts: {
       // may run again, which changes nothing (it stays flaky). A test whose outcome changes between
       // passes, e.g. because an earlier pass left data behind, is flaky and in no set: leaking state
       // can only remove tests from the sets, never add one.
-      if (repeat === 'gated' && computeSets(states, fileOf).exclusion !== null) return { states, cost };
+      if (repeat === 'gated' && computeSets(states, fileOf).exclusion !== null) return { kind: 'ran', states, cost };
       for (const [name, sel] of planRepeats(states, opts.chain.instance_id, fileOf)) {
         const s = ready.get(name);
         if (!s) continue;
@@ -140,7 +153,7 @@ export async function runChainStates(opts: {
         for (let i = 1; i < opts.runs; i++) await repeatOnce(s, sel);
       }
       fold();
-      return { states, cost };
+      return { kind: 'ran', states, cost };
     }
     for (let round = 1; round < opts.runs; round++) {
       if (repeat === 'gated' && computeSets(states, fileOf).exclusion !== null) break;
@@ -154,7 +167,7 @@ export async function runChainStates(opts: {
       fold();
     }
   }
-  return { states, cost };
+  return { kind: 'ran', states, cost };
 }
 
 type StateRequestSelect = Array<{ file: string; arg: string | null }>;

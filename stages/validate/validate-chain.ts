@@ -35,34 +35,59 @@ export function chainBackends(eras: ChainEras): [string, ...string[]] {
   return ((eras.pr1.recipe ?? eras.pr2.recipe)?.backends ?? [DEFAULT_BACKEND]) as [string, ...string[]];
 }
 
+/** The era of a commit without the install candidates it outgrew (ChainWork's eraOf, checked on the era's test files). */
+export type EraWithout = (commit: string, testFiles: readonly string[], without: readonly string[]) => Promise<EraEnv>;
+
 export async function validateChain(
   chain: ExtractedChain,
   eras: ChainEras,
-  deps: { cfg: Config['validate']; containers: ContainerDeps },
+  deps: { cfg: Config['validate']; containers: ContainerDeps; eraWithout: EraWithout },
 ): Promise<ValidateChainResult> {
   const { cfg } = deps;
   const started = Date.now();
-  const { pr1, pr2 } = eras;
+  let { pr1, pr2 } = eras;
   const recipe = pr1.recipe ?? pr2.recipe;
   const fileOf = fileOfFor(eras);
   let stateRuns = 0;
+  // The install candidates each era's states outgrew (an installed package lacks what the code imports).
+  const passedOver = { pr1: [] as string[], pr2: [] as string[] };
+  /** Move the era of `state` to its next install candidate; both heads one commit: one era. */
+  const nextEra = async (state: StateName, label: string): Promise<void> => {
+    const which: 'pr1' | 'pr2' = state === 'S4' || state === 'S5' ? 'pr2' : 'pr1';
+    const shared = chain.pr1_head === chain.pr2_head;
+    for (const w of shared ? (['pr1', 'pr2'] as const) : [which]) passedOver[w].push(label);
+    const next = which === 'pr1' || shared
+      ? await deps.eraWithout(chain.pr1_head, chain.pr1_test_files, passedOver.pr1)
+      : await deps.eraWithout(chain.pr2_head, chain.anticipation_test_files, passedOver.pr2);
+    if (which === 'pr1' || shared) pr1 = next;
+    if (which === 'pr2' || shared) pr2 = next;
+  };
   // One run of the five states on one backend; one container per distinct environment.
   const validateOn = async (backend: string) => {
     const containers = new ChainContainers(deps.containers, backend, chain.instance_id);
+    let execMs = 0;
     try {
-      const { states, cost } = await runChainStates({
-        chain,
-        runs: cfg.runs,
-        repeat: cfg.repeat,
-        signal: deps.containers.signal,
-        envFor: async (state) => {
-          const era = state === 'S4' || state === 'S5' ? pr2 : pr1;
-          return era.kind === 'broken' ? { kind: 'broken', problem: era.problem } : containers.envOf(era);
-        },
-      });
-      stateRuns += cost.stateRuns;
-      const kept = dropIgnored(states, recipe);
-      return { states: kept, execMs: cost.execMs, containerStarts: containers.opened, readySec: containers.readySec, exclusion: computeSets(kept, fileOf).exclusion };
+      for (;;) {
+        const ran = await runChainStates({
+          chain,
+          runs: cfg.runs,
+          repeat: cfg.repeat,
+          signal: deps.containers.signal,
+          envFor: async (state) => {
+            const era = state === 'S4' || state === 'S5' ? pr2 : pr1;
+            return era.kind === 'broken' ? { kind: 'broken', problem: era.problem } : containers.envOf(era);
+          },
+        });
+        stateRuns += ran.cost.stateRuns;
+        execMs += ran.cost.execMs;
+        if (ran.kind === 'outgrown') {
+          deps.containers.log.info(`${chain.instance_id}: "${ran.label}" cannot run ${ran.state} (${ran.detail}): the era's next install candidate`);
+          await nextEra(ran.state, ran.label);
+          continue;
+        }
+        const kept = dropIgnored(ran.states, recipe);
+        return { states: kept, execMs, containerStarts: containers.opened, readySec: containers.readySec, exclusion: computeSets(kept, fileOf).exclusion };
+      }
     } finally {
       await containers.close();
     }

@@ -52,3 +52,19 @@ export function runProblem(run: StateRun, exitCodes: Runner['exitCodes']): RunPr
   }
   return null;
 }
+
+/** An import of a name an installed package (site-packages, dist-packages) does not have, as Python 3.8+ words it. */
+const INSTALLED_IMPORT = /ImportError: cannot import name '[^'\n]+' from '[^'\n]+' \([^)\n]*\/(?:site|dist)-packages\/[^)\n]*\)/;
+
+/**
+ * The line showing the commit outgrew its environment, or null: the run is no evidence (a crash, no
+ * report, a module not collected) because an installed package lacks a name the code imports. Django's
+ * commits of 2021-06..10 import asgiref's ThreadSensitiveContext while naming Python 3.9 only, whose
+ * Debian asgiref (3.3.1) predates it: another of the era's install candidates may run them. A repository
+ * module that is missing, or a test that fails, is never this.
+ */
+export function outgrownEnvironment(run: StateRun, exitCodes: Runner['exitCodes']): string | null {
+  if (run.kind === 'timeout') return null;
+  if (run.kind === 'report' && runProblem(run, exitCodes) === null && run.parsed.collectionErrors.length === 0) return null;
+  return INSTALLED_IMPORT.exec(run.outputTail)?.[0] ?? null;
+}

@@ -12,8 +12,15 @@ import type { TestStatus } from '../../../core/env/runners/types.ts';
 import { STATE_NAMES, type Outcome, type StateName, type StateResult } from '../../../core/model/validated.ts';
 import { computeSets } from '../../../stages/validate/compute-sets.ts';
 import { MIN_SAMPLE, planRepeats, sampleOf } from '../../../stages/validate/plan-repeats.ts';
-import { runChainStates, selection, type RepeatStrategy } from '../../../stages/validate/run-chain.ts';
+import { runChainStates, type ChainStates, selection, type RepeatStrategy } from '../../../stages/validate/run-chain.ts';
 import { validatedChain } from '../../helpers/chain-fixture.ts';
+
+/** The states of a run that did not stop on an outgrown environment (these tests give no install candidate). */
+async function statesOf(p: Promise<ChainStates>): Promise<Extract<ChainStates, { kind: 'ran' }>> {
+  const r = await p;
+  if (r.kind !== 'ran') throw new Error(`unexpected outgrown environment at ${r.state}`);
+  return r;
+}
 
 const fileOf = (id: string): string | null => id.split('::')[0] ?? null;
 
@@ -154,7 +161,7 @@ async function strategy(seed: string, repeat: RepeatStrategy, passes = false) {
   const chain = validatedChain({ instance_id: `x__${seed}`, ...SHAS, pr1_test_files: ['tests/test_a.py'], anticipation_test_files: ['tests/test_a.py', 'tests/test_b.py'] });
   const log: Array<{ state: StateName; ran: string[] }> = [];
   const env = scriptedEnv(seed, tests, log, passes);
-  const { states, cost } = await runChainStates({ chain, runs: 3, repeat, signal: new AbortController().signal, envFor: async () => ({ kind: 'ready', env, runner: pytestRunner }) });
+  const { states, cost } = await statesOf(runChainStates({ chain, runs: 3, repeat, signal: new AbortController().signal, envFor: async () => ({ kind: 'ready', env, runner: pytestRunner }) }));
   return { sets: computeSets(states), states, cost, log };
 }
 
@@ -228,11 +235,11 @@ describe('runChainStates: candidates against every state repeated, on the same o
         return { kind: 'report', exitCode: st === 'fail' ? 1 : 0, durationMs: 1, parsed: { tests: { [id]: st }, collectionErrors: [] }, outputTail: '' };
       },
     };
-    await runChainStates({ chain, runs: 3, repeat: 'candidates', signal: new AbortController().signal, envFor: async () => ({ kind: 'ready', env, runner: pytestRunner }) });
+    await statesOf(runChainStates({ chain, runs: 3, repeat: 'candidates', signal: new AbortController().signal, envFor: async () => ({ kind: 'ready', env, runner: pytestRunner }) }));
     expect(ran).toEqual(['S1', 'S2', 'S3', 'S4', 'S5', 'S1', 'S2', 'S1', 'S2']);
     // gated: no PR1 test passes before and after PR1, so the chain is excluded after one run of each state.
     ran.length = 0;
-    const { states } = await runChainStates({ chain, runs: 3, repeat: 'gated', signal: new AbortController().signal, envFor: async () => ({ kind: 'ready', env, runner: pytestRunner }) });
+    const { states } = await statesOf(runChainStates({ chain, runs: 3, repeat: 'gated', signal: new AbortController().signal, envFor: async () => ({ kind: 'ready', env, runner: pytestRunner }) }));
     expect(ran).toEqual(['S1', 'S2', 'S3', 'S4', 'S5']);
     expect(computeSets(states).exclusion?.reason).toBe('pr1_p2p_empty');
   });
@@ -253,7 +260,7 @@ describe('runChainStates: candidates against every state repeated, on the same o
         return { kind: 'report', exitCode: st === 'fail' ? 1 : 0, durationMs: 1, parsed: { tests: { 'a.py::t': st }, collectionErrors: [] }, outputTail: '' };
       },
     };
-    const { states } = await runChainStates({ chain, runs: 2, repeat: 'candidates', signal: new AbortController().signal, envFor: async () => ({ kind: 'ready', env, runner: pytestRunner }) });
+    const { states } = await statesOf(runChainStates({ chain, runs: 2, repeat: 'candidates', signal: new AbortController().signal, envFor: async () => ({ kind: 'ready', env, runner: pytestRunner }) }));
     expect(calls.slice(5, 7)).toEqual([{ s: 'S1', selected: true }, { s: 'S1', selected: false }]);
     expect(Object.values(states).map((s) => s.outcome.kind)).toEqual(['ran', 'ran', 'ran', 'ran', 'ran']);
     expect(computeSets(states).FAIL_TO_PASS).toEqual(['a.py::t']);
@@ -284,7 +291,7 @@ describe('runChainStates: candidates against every state repeated, on the same o
         return Array.from({ length: n }, (_, k) => both(s, k + 1));
       },
     };
-    const { states, cost } = await runChainStates({ chain, runs: 3, repeat: 'candidates', signal: new AbortController().signal, envFor: async () => ({ kind: 'ready', env, runner: djangoRunner }) });
+    const { states, cost } = await statesOf(runChainStates({ chain, runs: 3, repeat: 'candidates', signal: new AbortController().signal, envFor: async () => ({ kind: 'ready', env, runner: djangoRunner }) }));
     expect(calls).toEqual([
       ...STATE_NAMES.map((s) => ({ s, passes: 1 })),
       ...(['S1', 'S2', 'S3'] as const).map((s) => ({ s, passes: 2 })),
