@@ -9,7 +9,7 @@ import { commitToChange } from '../history/changes.ts';
 import type { MainlineCommit } from '../history/mainline.ts';
 import type { PullRequest } from '../model/change.ts';
 import type { ChainEnv, Runner, StateRun } from '../env/index.ts';
-import { outgrownEnvironment, runProblem } from '../env/index.ts';
+import { outgrownCandidate, runProblem } from '../env/index.ts';
 import { classifyRun, fileOfTest } from './classify-run.ts';
 import { searchFirstBad } from './search.ts';
 import type { BisectResult, ProbeEnv, Step, StepRole, Verdict } from './types.ts';
@@ -60,7 +60,7 @@ type Select = Array<{ file: string; arg: string }>;
 /** The runner's selection of the fail->pass tests, or null when it cannot select them all (whole files then). */
 function selectionOf(runner: Runner, failToPass: readonly string[], testFiles: string[]): Select | null {
   if (!runner.selectArg) return null;
-  const out: Array<{ file: string; arg: string }> = [];
+  const out: Select = [];
   for (const id of failToPass) {
     const arg = runner.selectArg(id, testFiles);
     const file = runner.testFileOf?.(id, testFiles) ?? id.split('::')[0];
@@ -107,10 +107,9 @@ export async function bisectInducer(opts: BisectOptions): Promise<BisectResult> 
       const era = await opts.envFor(commit, left);
       if (era.kind === 'broken') return era;
       const r = await run(era.env, commit, selectFor(era.runner) ?? undefined, transplant);
-      const label = era.label;
-      // Without a label (a fixed image), or when the era gave the same candidate again, there is no other.
-      if (label === undefined || left.includes(label) || outgrownEnvironment(r, era.runner.exitCodes) === null) return { kind: 'ran', run: r, env: era.env, runner: era.runner };
-      outgrown.set(commit, [...left, label]);
+      const outgrew = outgrownCandidate(r, era, left);
+      if (outgrew === null) return { kind: 'ran', run: r, env: era.env, runner: era.runner };
+      outgrown.set(commit, [...left, outgrew.label]);
     }
   };
   const selectFor = (runner: Runner): Select | null => selectionOf(runner, opts.failToPass, testFiles);

@@ -47,7 +47,7 @@ export type { ParsedRun, Runner, TestStatus } from './runners/types.ts';
 export { BundleFileSchema, BundlePartSchema, gradeInstance, gradeLimits, GradingBundleSchema } from './container/grade.ts';
 export { containerLimits, type ContainerLimits } from './container/limits.ts';
 export type { BundleFile, GradedRun, GradedStatus, GradeLimits, GradeOptions, GradeResult, GradingBundle, Score } from './container/grade.ts';
-export { outgrownEnvironment, runProblem } from './runners/evidence.ts';
+export { outgrownCandidate, outgrownEnvironment, runProblem } from './runners/evidence.ts';
 export type { RunInfraReason, RunProblem } from './runners/evidence.ts';
 export { backendUnavailable, CHOICE_FILE, EnvChoices, rejectionReason } from './image/choose-env.ts';
 export type { ChoiceFile, ChooseEnvOptions, ChosenEnv, Rejection, TriedCandidate } from './image/choose-env.ts';

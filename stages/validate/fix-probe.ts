@@ -6,7 +6,7 @@
  * candidates given. A fix whose tests cannot run here is dropped with a literal reason, never scored.
  */
 import { bisectInducer, type BisectResult } from '../../core/attribution/index.ts';
-import { isIgnoredTest, outgrownEnvironment, type StateRun } from '../../core/env/index.ts';
+import { isIgnoredTest, outgrownCandidate, type StateRun } from '../../core/env/index.ts';
 import { splitPatch } from '../../core/extract/split-patch.ts';
 import type { ListedChanges } from '../../core/history/changes.ts';
 import type { Logger } from '../../core/log.ts';
@@ -99,8 +99,8 @@ export async function executeFix(work: ChainWork, input: FixInput, signal: Abort
         const run: StateRun = await got.env.runState({ checkout: req.checkout, overlay: req.overlay, testFiles: req.testFiles, overlayFiles: req.overlayFiles });
         signal.throwIfAborted();
         runs++;
-        const why = got.label !== undefined && !passedOver.includes(got.label) ? outgrownEnvironment(run, got.runner.exitCodes) : null;
-        if (why !== null) return { kind: 'outgrown', label: got.label!, why };
+        const outgrew = outgrownCandidate(run, got, passedOver);
+        if (outgrew !== null) return { kind: 'outgrown', label: outgrew.label, why: outgrew.line };
         return { kind: 'ran', result: withoutIgnored(aggregateRuns(req, [run], got.runner.exitCodes), era.recipe) };
       };
       // Both states in one era: one that outgrew it sends both to the era's next install candidate.

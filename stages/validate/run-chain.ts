@@ -2,7 +2,7 @@ import type { ExtractedChain } from '../../core/model/extracted.ts';
 import { aggregateRuns, runProblem, type Covers, type StateRequest } from './aggregate-runs.ts';
 import { computeSets, type FileOf } from './compute-sets.ts';
 import { planRepeats, type RepeatSelection } from './plan-repeats.ts';
-import { outgrownEnvironment, type ChainEnv, type Runner, type StateRun } from '../../core/env/index.ts';
+import { outgrownCandidate, type ChainEnv, type Runner, type StateRun } from '../../core/env/index.ts';
 import type { StateName, StateResult } from '../../core/model/validated.ts';
 
 /** The five states of a chain (definitions.md). */
@@ -99,8 +99,8 @@ export async function runChainStates(opts: {
     const times = repeat === 'all' ? opts.runs : 1;
     for (let i = 0; i < times; i++) {
       const r = await run(era.env, req);
-      const outgrew = i === 0 && era.label !== undefined ? outgrownEnvironment(r, era.runner.exitCodes) : null;
-      if (outgrew !== null) return { kind: 'outgrown', state: req.name, label: era.label!, detail: outgrew, cost };
+      const outgrew = i === 0 ? outgrownCandidate(r, era) : null;
+      if (outgrew !== null) return { kind: 'outgrown', state: req.name, label: outgrew.label, detail: outgrew.line, cost };
       runs.push(r);
       if (r.kind !== 'report') break; // a broken state is not retried into a pass
     }

@@ -68,3 +68,13 @@ export function outgrownEnvironment(run: StateRun, exitCodes: Runner['exitCodes'
   if (run.kind === 'report' && runProblem(run, exitCodes) === null && run.parsed.collectionErrors.length === 0) return null;
   return INSTALLED_IMPORT.exec(run.outputTail)?.[0] ?? null;
 }
+
+/**
+ * The install candidate a run showed its commit outgrew, with the telling line, or null: none when the
+ * environment names no candidate (an explicit image) or names one already passed over (no other to try).
+ */
+export function outgrownCandidate(run: StateRun, env: { label?: string | undefined; runner: Runner }, passedOver: readonly string[] = []): { label: string; line: string } | null {
+  if (env.label === undefined || passedOver.includes(env.label)) return null;
+  const line = outgrownEnvironment(run, env.runner.exitCodes);
+  return line === null ? null : { label: env.label, line };
+}
