@@ -239,7 +239,6 @@ export async function searchFirstBad(opts: SearchOptions): Promise<SearchResult>
       break;
     }
   }
-  const follow = followed ? { followed: [...followed].sort() } : {};
   if (good === null) {
     const born = introduction(known(), stepsAt, opts.mainline, { bad: opts.bad, blamed });
     if (born !== null) return { kind: 'introduced', commit: born, steps };
@@ -279,11 +278,14 @@ export async function searchFirstBad(opts: SearchOptions): Promise<SearchResult>
     }
     return true;
   };
+  const followNow = (): { followed?: string[] } => (followed ? { followed: [...followed].sort() } : {});
+  /** Bisect (lo, hi], confirm the pass below the first failure: the search's ending from this range. */
+  const bisectRange = async (): Promise<SearchResult> => {
   for (;;) {
     while (hi - lo > 1) {
       const i = nextProbe(lo, hi, known());
-      if (i === null) return { kind: 'ambiguous', commits: range(), good: sha(lo), ...follow, steps };
-      if (steps.length >= opts.maxProbes) return { kind: 'budget', commits: range(), good: sha(lo), ...follow, steps };
+      if (i === null) return { kind: 'ambiguous', commits: range(), good: sha(lo), ...followNow(), steps };
+      if (steps.length >= opts.maxProbes) return { kind: 'budget', commits: range(), good: sha(lo), ...followNow(), steps };
       let o: Outcome;
       if (asRecheck && opts.recheck) {
         o = outcomeOf(record(await opts.recheck(sha(i), 'bisect')));
@@ -312,5 +314,30 @@ export async function searchFirstBad(opts: SearchOptions): Promise<SearchResult>
     if (!passes.length) return { kind: 'flaky', commit: sha(hi), steps };
     lo = Math.max(...passes);
   }
-  return { kind: 'found', commit: sha(hi), good: sha(lo), ...follow, steps };
+  return { kind: 'found', commit: sha(hi), good: sha(lo), ...followNow(), steps };
+  };
+  const first = await bisectRange();
+  if (first.kind !== 'found') return first;
+  // Some of the tests the search follows still pass at the found commit: they break later, at a commit of
+  // their own (Django dd68af62b2: one test broke in 2020, three more in 2022 at the inducer the fix
+  // names, and the first transition had been taken). The bisection goes on above it following those;
+  // the commit where more of the tests break is the answer (a tie keeps the first).
+  const tracked = (): string[] => [...(followed ?? stepsAt(opts.bad).flatMap((st) => (st.outcome === 'bad' ? st.failing : [])))];
+  const broke = (i: number, tests: readonly string[]): string[] => {
+    const still = new Set(stepsAt(i).flatMap((st) => (st.outcome === 'bad' ? (st.passing ?? []) : [])));
+    return tests.filter((t) => !still.has(t));
+  };
+  const before = tracked();
+  const still = before.filter((t) => !broke(hi, before).includes(t));
+  if (!still.length || still.length === before.length || steps.length >= opts.maxProbes) return first;
+  const firstFollowed = followed;
+  followed = new Set(still);
+  // Under those tests alone the commits probed above the first failure read again: the tightest pass and failure.
+  const from = hi;
+  hi = Math.min(...[...known()].filter(([i, o]) => i > from && o === 'bad').map(([i]) => i));
+  lo = Math.max(from, ...[...known()].filter(([i, o]) => i > from && i < hi && o === 'good').map(([i]) => i));
+  const later = await bisectRange();
+  if (later.kind === 'found' && broke(hi, still).length > before.length - still.length) return later;
+  followed = firstFollowed;
+  return { ...first, steps };
 }

@@ -13,8 +13,9 @@ import { nextProbe } from '../../../core/attribution/probe-order.ts';
  * P: of two fail->pass tests, t passes and u fails (u tests what the fix itself changed); Q: the same,
  * the report naming u's exception. T: passes with PR2's test changes on the commit's own module
  * (transplanted); W: fails with PR2's whole module laid over it, passes as T does (`recheck`).
+ * Y: of three fail->pass tests, u fails and t, w pass; Z: all three fail; V: u and t fail, w passes.
  */
-type O = 'G' | 'B' | 'S' | 'X' | 'F' | 'K' | 'E' | 'A' | 'P' | 'Q' | 'T' | 'W';
+type O = 'G' | 'B' | 'S' | 'X' | 'F' | 'K' | 'E' | 'A' | 'P' | 'Q' | 'T' | 'W' | 'Y' | 'Z' | 'V';
 
 /** A history of `table.length` commits, one a day, and a probe that reads the table. */
 function history(table: string, over: Partial<SearchOptions> = {}) {
@@ -33,6 +34,9 @@ function history(table: string, over: Partial<SearchOptions> = {}) {
       : o === 'E' || o === 'A' ? { outcome: 'bad' as const, failing: ['t'], kinds: { t: o === 'E' ? 'AssertionError' : 'AttributeError' } }
       : o === 'P' ? { outcome: 'bad' as const, failing: ['u'], passing: ['t'] }
       : o === 'Q' ? { outcome: 'bad' as const, failing: ['u'], passing: ['t'], kinds: { u: 'AssertionError' } }
+      : o === 'Y' ? { outcome: 'bad' as const, failing: ['u'], passing: ['t', 'w'] }
+      : o === 'V' ? { outcome: 'bad' as const, failing: ['t', 'u'], passing: ['w'] }
+      : o === 'Z' ? { outcome: 'bad' as const, failing: ['t', 'u', 'w'] }
       : { outcome: 'skip' as const, reason: o === 'S' ? ('import_error' as const) : ('infra' as const), detail: 'x' };
     return { commit, role, seconds: 0, ...v };
   };
@@ -302,6 +306,22 @@ describe('searchFirstBad', () => {
     const q = await history('QQQQQQEEEE', { candidates: [3], knownBad: ['t', 'u'] }).run();
     expect(q).toMatchObject({ kind: 'found', commit: 'c6', followed: ['t'] });
     expect(q.steps.filter((s) => s.role === 'good_end').map((s) => s.commit)).toEqual(['c2']);
+  });
+
+  it('tests that still pass at the first failure break later: the bisection goes on above it, and the commit where more of them break is the answer', async () => {
+    // u breaks at c3; t and w at c7 (Django dd68af62b2: one test broke in 2020, three at the 2022 inducer).
+    const h = history('GGGYYYYZZZZZ', { candidates: [2], confirmRuns: 1 });
+    const res = await h.run();
+    expect(res).toMatchObject({ kind: 'found', commit: 'c7', good: 'c6', followed: ['t', 'w'] });
+    expect(h.probed.length).toBeLessThanOrEqual(14);
+    // Two tests at c3, one at c7: c3 stands (as it does on a tie).
+    expect(await history('GGGVVVVZZZZZ', { candidates: [2] }).run()).toMatchObject({ kind: 'found', commit: 'c3' });
+    // No probe left for the second bisection: the first transition stands.
+    expect(await history('GGGYYYYZZZZZ', { candidates: [2], maxProbes: 7 }).run()).toMatchObject({ kind: 'found', commit: 'c3' });
+    // Every test breaks at once: one bisection, as before.
+    const once = history('GGGZZZZZZZZZ', { candidates: [2] });
+    expect(await once.run()).toMatchObject({ kind: 'found', commit: 'c3' });
+    expect(once.probed).toEqual(['c11', 'c1', 'c2', 'c6', 'c4', 'c3']);
   });
 
   it('an import boundary is halved only within maxImportHalving probes, a boundary of another failure with the whole budget', async () => {
