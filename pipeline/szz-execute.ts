@@ -9,7 +9,7 @@ import PQueue from 'p-queue';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { BISECT_DEFAULTS, BISECT_KINDS, executionCommit, type Step } from '../core/attribution/index.ts';
+import { BISECT_DEFAULTS, BISECT_KINDS, type Step } from '../core/attribution/index.ts';
 import { writeAtomic } from '../core/artifacts.ts';
 import type { Config } from '../core/config.ts';
 import { assertDockerReachable, connectDocker, ensureImage } from '../core/env/index.ts';
@@ -25,7 +25,7 @@ import { ChainWork, executeFix, FIX_DROP_REASONS } from '../stages/validate/inde
 
 /** The rule that combines the two, printed with the table. */
 export const EXECUTION_RULE =
-  "blame + execution: the bisection's commit replaces blame's prediction when it found one (a pass, then a failure), or when it is introduced (no pass anywhere: the tests cannot import before it, or fail another way, and fail from it) and among blame's candidates; any other outcome (ambiguous, budget, no good end, all skipped, flaky, an introduced commit blame did not name) leaves blame's prediction standing";
+  "blame + execution: the bisection's commit (found, or introduced: the tests cannot import before it and fail from it) replaces blame's prediction; any other outcome (ambiguous, budget, no good end, all skipped, flaky) leaves blame's prediction standing";
 
 /** What a step shows beyond its outcome: why a skip, which tests failed (and how) or passed all the same. */
 function whyOf(st: Step): string | null {
@@ -184,9 +184,7 @@ export async function executeOracle(o: ExecuteOptions): Promise<ExecuteReport> {
     const inducing = [...new Set(await Promise.all(f.entry.inducing.map(async (s) => toMainline(await revParse(o.clone, s).catch(() => s)))))];
     const blame = [...new Set(c.blame.predicted.map(toMainline))];
     const ex = c.execution;
-    const candidates = new Set(c.blame.candidates.map(toMainline));
-    const named = ex.kind === 'bisected' ? executionCommit({ kind: ex.outcome, commit: ex.commit }, (s) => candidates.has(s)) : null;
-    const combined = named !== null ? [named] : blame;
+    const combined = ex.kind === 'bisected' && ex.commit !== null ? [ex.commit] : blame;
     rows.push({ fix: f.sha, inducing, blame, combined, execution: ex, reused: saved.has(f.sha) });
   }
   const scored = rows.filter((r) => r.execution.kind === 'bisected');

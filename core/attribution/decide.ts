@@ -1,7 +1,7 @@
 /**
  * From a bisection to PR1: the change (PR or commit) holding the commit the tests name, and how it was
- * found. Execution wins over blame and references when it names a commit (executionCommit); what they
- * named instead is kept as a disagreement. A bisection that names none leaves the blame/reference pick.
+ * found. Execution wins over blame and references when it found a commit; what they named instead is
+ * kept as a disagreement. A bisection that ends without a commit leaves the blame/reference pick.
  */
 import { commitToChange } from '../history/changes.ts';
 import type { PullRequest } from '../model/change.ts';
@@ -32,23 +32,6 @@ export interface DecideOptions {
   blame: string | null;
   /** The change an explicit reference names (PullRequest.id), or null. */
   reference: string | null;
-  /** Blame's candidates (commits, or the commits that merged them), any order. */
-  candidates: readonly string[];
-}
-
-/**
- * The commit a bisection names as the inducer, or null. `found` (a pass, then a failure) always does.
- * `introduced` (no pass anywhere: the tests fail from the commit where they stop failing another way or
- * start to import) only when blame names that commit among its candidates, or a reference its change:
- * alone it is a guess, and the boundary is often where something unrelated the test module needs
- * arrived (Django held-out fixes 71-100: three of four such were wrong, all where blame named nothing).
- */
-export function executionCommit(bisect: { kind: BisectKind; commit?: string | null } | null, corroborated: (commit: string) => boolean): string | null {
-  const commit = bisect?.commit ?? null;
-  if (commit === null) return null;
-  if (bisect?.kind === 'found') return commit;
-  if (bisect?.kind === 'introduced' && corroborated(commit)) return commit;
-  return null;
 }
 
 function label(sources: ReadonlyArray<'execution' | 'blame' | 'reference'>): AttributionMethod {
@@ -61,12 +44,9 @@ export function decideAttribution(opts: DecideOptions): AttributionDecision {
     ...(opts.blame !== null ? [{ source: 'blame' as const, change: opts.blame }] : []),
     ...(opts.reference !== null ? [{ source: 'reference' as const, change: opts.reference }] : []),
   ];
-  const changeOf = commitToChange(opts.changes);
-  // Named by blame: the commit itself, or a commit of its change (a merged branch's commit and its merge).
-  const named = new Set([...opts.candidates, ...opts.candidates.flatMap((c) => changeOf.get(c) ?? []), ...(opts.reference !== null ? [opts.reference] : [])]);
-  const commit = executionCommit(opts.bisect, (c) => named.has(c) || named.has(changeOf.get(c) ?? c));
-  if (commit !== null) {
-    const change = changeOf.get(commit);
+  if (opts.bisect?.kind === 'found' || opts.bisect?.kind === 'introduced') {
+    const commit = opts.bisect.commit;
+    const change = commitToChange(opts.changes).get(commit);
     if (change === undefined) {
       return { kind: 'unattributed', commit, detail: `the tests stop passing at ${commit.slice(0, 10)}, a commit of no change`, disagreements: others };
     }

@@ -62,7 +62,7 @@ export async function attributeChain(v: ValidatedChain, deps: AttributeDeps): Pr
   } finally {
     await containers.close();
   }
-  const decision = decideAttribution({ bisect, changes, blame: input.blame, reference: input.reference, candidates: input.candidates });
+  const decision = decideAttribution({ bisect, changes, blame: input.blame, reference: input.reference });
   const record = toRecord(decision, bisect);
   if (decision.kind === 'unattributed') return { kind: 'unattributed', record, detail: `execution: ${decision.detail} (blame or a reference named ${v.pr1.id})` };
   if (decision.kind === 'attributed' && decision.commit !== null && decision.change !== v.pr1.id) {
@@ -83,11 +83,7 @@ function toRecord(d: AttributionDecision, b: BisectResult): Attribution {
     followed: 'followed' in b ? (b.followed ?? []) : [],
     steps,
     cost: { ...b.cost, seconds: Math.round(b.cost.seconds * 10) / 10 },
-    detail:
-      b.kind === 'no_bad_end' && b.verdict.outcome === 'skip' ? `PR2's base: ${b.verdict.detail}`
-      : b.kind === 'introduced' && d.kind !== 'unattributed' && (d.kind === 'unknown' || d.commit === null)
-        ? `execution: the tests pass nowhere and fail from ${b.commit.slice(0, 10)} on, which blame did not name: not taken`
-        : null,
+    detail: b.kind === 'no_bad_end' && b.verdict.outcome === 'skip' ? `PR2's base: ${b.verdict.detail}` : null,
   };
   if (d.kind === 'attributed') return { ...base, decision: 'attributed', method: d.method, change: d.change, commit: d.commit, disagreements: d.disagreements };
   if (d.kind === 'unattributed') return { ...base, decision: 'unattributed', commit: d.commit, disagreements: d.disagreements, detail: d.detail };

@@ -85,15 +85,14 @@ async function attribute(
   const picked = pickIntroducer(cand, evidence, byId);
   const pool = opts.pool ?? basePool(repo.dir);
   try {
-    // The blamed commits themselves: a merged PR's branch commit is mapped to its merge on the mainline.
-    const candidates = [...new Set(evidence.candidates.flatMap((c) => c.lines.map((l) => l.sha)))];
     const result = await bisectInducer({
       mainline,
       changes,
       fix: { baseSha: pr2.baseSha, headSha: pr2.mergeSha },
       failToPass: f2p,
       testFiles,
-      candidates,
+      // The blamed commits themselves: a merged PR's branch commit is mapped to its merge on the mainline.
+      candidates: [...new Set(evidence.candidates.flatMap((c) => c.lines.map((l) => l.sha)))],
       envFor: pool.envFor,
       ...(opts.transplant === false ? { transplant: false } : {}),
     });
@@ -103,7 +102,7 @@ async function attribute(
     const name = (sha: string): string => (changeOf.has(sha) ? `#${changeOf.get(sha)}` : `@${number.get(sha)}`);
     const probes = result.steps.map((s) => `${name(s.commit)}:${s.outcome}${s.outcome === 'skip' ? `(${s.reason})` : ''}${s.transplanted ? '(transplanted)' : ''}`);
     const seconds = result.steps.map((s) => s.seconds.toFixed(1)).join(' ');
-    const decision = decideAttribution({ bisect: result, changes, blame: evidence.candidates[0]?.change ?? null, reference: opts.reference ?? null, candidates });
+    const decision = decideAttribution({ bisect: result, changes, blame: evidence.candidates[0]?.change ?? null, reference: opts.reference ?? null });
     console.log(`[bisect-docker] ${pr2.title}: blame ${picked ? `#${picked.pr1.id}` : 'none'}, bisection ${result.kind}; probes ${probes.join(' ')}; seconds ${seconds}; cost ${JSON.stringify(result.cost)}`);
     const blamedOnMainline = evidence.candidates.every((c) => c.lines.every((l) => number.has(l.sha)));
     return { blame: picked?.pr1.id ?? null, result, decision, probes, blamedOnMainline };

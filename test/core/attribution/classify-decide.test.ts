@@ -3,7 +3,7 @@
  * XML), and the change a bisection names as PR1. Each guard is named after the mistake it prevents.
  */
 import { describe, expect, it } from 'vitest';
-import { chainBisectInput, classifyRun, decideAttribution, executionCommit, type BisectResult } from '../../../core/attribution/index.ts';
+import { chainBisectInput, classifyRun, decideAttribution, type BisectResult } from '../../../core/attribution/index.ts';
 import { getRunner, type StateRun } from '../../../core/env/index.ts';
 import type { PullRequest } from '../../../core/model/change.ts';
 import { validatedChain } from '../../helpers/chain-fixture.ts';
@@ -74,47 +74,30 @@ const found = (commit: string): BisectResult => ({ kind: 'found', commit, good: 
 
 describe('decideAttribution', () => {
   it('execution wins over blame, and the disagreement is kept', () => {
-    expect(decideAttribution({ bisect: found('m2'), changes: CHANGES, blame: '1', reference: null, candidates: [] })).toEqual({
+    expect(decideAttribution({ bisect: found('m2'), changes: CHANGES, blame: '1', reference: null })).toEqual({
       kind: 'attributed', change: '2', commit: 'm2', method: 'execution', execution: 'found', disagreements: [{ source: 'blame', change: '1' }],
     });
   });
 
   it('agreement is reported as such (execution+blame+reference)', () => {
-    expect(decideAttribution({ bisect: found('m3'), changes: CHANGES, blame: '3', reference: '3', candidates: [] })).toMatchObject({ change: '3', method: 'execution+blame+reference', disagreements: [] });
-    expect(decideAttribution({ bisect: found('m3'), changes: CHANGES, blame: '1', reference: '3', candidates: [] })).toMatchObject({ method: 'execution+reference', disagreements: [{ source: 'blame', change: '1' }] });
+    expect(decideAttribution({ bisect: found('m3'), changes: CHANGES, blame: '3', reference: '3' })).toMatchObject({ change: '3', method: 'execution+blame+reference', disagreements: [] });
+    expect(decideAttribution({ bisect: found('m3'), changes: CHANGES, blame: '1', reference: '3' })).toMatchObject({ method: 'execution+reference', disagreements: [{ source: 'blame', change: '1' }] });
   });
 
   it('a bug born with the code (introduced) names the change that brought the code in, as execution', () => {
     const born: BisectResult = { kind: 'introduced', commit: 'm1', steps: [], cost: { containers: 1, runs: 3, seconds: 1 } };
-    expect(decideAttribution({ bisect: born, changes: CHANGES, blame: '1', reference: null, candidates: ['m3', 'm1'] })).toMatchObject({ kind: 'attributed', change: '1', commit: 'm1', method: 'execution+blame', execution: 'introduced' });
-    // Blame's candidate given as a branch commit of the change that holds the introduced commit.
-    const inBranch: BisectResult = { ...born, commit: 'm2' };
-    expect(decideAttribution({ bisect: inBranch, changes: CHANGES, blame: '3', reference: null, candidates: ['m3', 'b2a'] })).toMatchObject({ change: '2', commit: 'm2', method: 'execution' });
-    // Named by the reference alone.
-    expect(decideAttribution({ bisect: inBranch, changes: CHANGES, blame: '3', reference: '2', candidates: ['m3'] })).toMatchObject({ change: '2', method: 'execution+reference' });
-  });
-
-  it('an introduced commit nobody named is a guess (the tests may only start to run there for an unrelated reason): blame stands, the bisection is kept', () => {
-    const born: BisectResult = { kind: 'introduced', commit: 'm2', steps: [], cost: { containers: 1, runs: 3, seconds: 1 } };
-    expect(decideAttribution({ bisect: born, changes: CHANGES, blame: '1', reference: null, candidates: ['m1', 'm3'] })).toEqual({
-      kind: 'attributed', change: '1', commit: null, method: 'blame', execution: 'introduced', disagreements: [],
-    });
-    expect(decideAttribution({ bisect: born, changes: CHANGES, blame: null, reference: null, candidates: [] })).toEqual({ kind: 'unknown', execution: 'introduced' });
-    // A found commit needs no naming: a pass and then a failure is the tests' own evidence.
-    expect(decideAttribution({ bisect: found('m2'), changes: CHANGES, blame: '1', reference: null, candidates: ['m1'] })).toMatchObject({ change: '2', method: 'execution' });
-    expect(executionCommit({ kind: 'introduced', commit: 'm2' }, (c) => c === 'm2')).toBe('m2');
-    expect(executionCommit({ kind: 'no_good_end' }, () => true)).toBeNull();
+    expect(decideAttribution({ bisect: born, changes: CHANGES, blame: '1', reference: null })).toMatchObject({ kind: 'attributed', change: '1', commit: 'm1', method: 'execution+blame', execution: 'introduced' });
   });
 
   it('a first bad commit that belongs to no change (a direct commit) is unattributed, not pinned on a neighbour', () => {
-    expect(decideAttribution({ bisect: found('direct'), changes: CHANGES, blame: '1', reference: null, candidates: [] })).toMatchObject({ kind: 'unattributed', commit: 'direct' });
+    expect(decideAttribution({ bisect: found('direct'), changes: CHANGES, blame: '1', reference: null })).toMatchObject({ kind: 'unattributed', commit: 'direct' });
   });
 
   it('without a commit from execution the reference, then blame, stands, and says so', () => {
     const amb: BisectResult = { kind: 'ambiguous', commits: ['m2', 'm3'], good: 'm1', steps: [], cost: { containers: 1, runs: 4, seconds: 2 } };
-    expect(decideAttribution({ bisect: amb, changes: CHANGES, blame: '1', reference: null, candidates: [] })).toMatchObject({ kind: 'attributed', change: '1', commit: null, method: 'blame', execution: 'ambiguous' });
-    expect(decideAttribution({ bisect: null, changes: CHANGES, blame: '1', reference: '1', candidates: [] })).toMatchObject({ change: '1', method: 'blame+reference' });
-    expect(decideAttribution({ bisect: null, changes: CHANGES, blame: null, reference: null, candidates: [] })).toEqual({ kind: 'unknown', execution: null });
+    expect(decideAttribution({ bisect: amb, changes: CHANGES, blame: '1', reference: null })).toMatchObject({ kind: 'attributed', change: '1', commit: null, method: 'blame', execution: 'ambiguous' });
+    expect(decideAttribution({ bisect: null, changes: CHANGES, blame: '1', reference: '1' })).toMatchObject({ change: '1', method: 'blame+reference' });
+    expect(decideAttribution({ bisect: null, changes: CHANGES, blame: null, reference: null })).toEqual({ kind: 'unknown', execution: null });
   });
 });
 
