@@ -281,40 +281,40 @@ export async function searchFirstBad(opts: SearchOptions): Promise<SearchResult>
   const followNow = (): { followed?: string[] } => (followed ? { followed: [...followed].sort() } : {});
   /** Bisect (lo, hi], confirm the pass below the first failure: the search's ending from this range. */
   const bisectRange = async (): Promise<SearchResult> => {
-  for (;;) {
-    while (hi - lo > 1) {
-      const i = nextProbe(lo, hi, known());
-      if (i === null) return { kind: 'ambiguous', commits: range(), good: sha(lo), ...followNow(), steps };
-      if (steps.length >= opts.maxProbes) return { kind: 'budget', commits: range(), good: sha(lo), ...followNow(), steps };
-      let o: Outcome;
-      if (asRecheck && opts.recheck) {
-        o = outcomeOf(record(await opts.recheck(sha(i), 'bisect')));
-        if (o === 'good') rechecked.add(i);
-      } else o = await probe(i, 'bisect');
-      if (o === 'good') lo = i;
-      else if (o === 'bad') hi = i;
+    for (;;) {
+      while (hi - lo > 1) {
+        const i = nextProbe(lo, hi, known());
+        if (i === null) return { kind: 'ambiguous', commits: range(), good: sha(lo), ...followNow(), steps };
+        if (steps.length >= opts.maxProbes) return { kind: 'budget', commits: range(), good: sha(lo), ...followNow(), steps };
+        let o: Outcome;
+        if (asRecheck && opts.recheck) {
+          o = outcomeOf(record(await opts.recheck(sha(i), 'bisect')));
+          if (o === 'good') rechecked.add(i);
+        } else o = await probe(i, 'bisect');
+        if (o === 'good') lo = i;
+        else if (o === 'bad') hi = i;
+      }
+      if (await wholeModuleOnly()) {
+        lo = hi;
+        hi = Math.min(...[...known()].filter(([i, o]) => i > lo && o === 'bad').map(([i]) => i));
+        continue;
+      }
+      // A test that fails only sometimes can pass once where it is already broken, and one pass would then
+      // name a commit that changed nothing (Django e972620ada: a docs-only commit). The found commit's parent
+      // must pass `confirmRuns` more times, as validate's repeats ask of a state; a failure there moves the
+      // boundary below it and the bisection goes on from the nearest pass further back.
+      // A parent that passed only as rechecked is confirmed the same way.
+      for (let k = 0; k < (opts.confirmRuns ?? 0) && known().get(lo) === 'good'; k++) {
+        if (rechecked.has(lo) && opts.recheck) record(await opts.recheck(sha(lo), 'confirm'));
+        else await probe(lo, 'confirm');
+      }
+      if (known().get(lo) === 'good') break;
+      hi = lo;
+      const passes = [...known()].filter(([i, o]) => o === 'good' && i < hi).map(([i]) => i);
+      if (!passes.length) return { kind: 'flaky', commit: sha(hi), steps };
+      lo = Math.max(...passes);
     }
-    if (await wholeModuleOnly()) {
-      lo = hi;
-      hi = Math.min(...[...known()].filter(([i, o]) => i > lo && o === 'bad').map(([i]) => i));
-      continue;
-    }
-    // A test that fails only sometimes can pass once where it is already broken, and one pass would then
-    // name a commit that changed nothing (Django e972620ada: a docs-only commit). The found commit's parent
-    // must pass `confirmRuns` more times, as validate's repeats ask of a state; a failure there moves the
-    // boundary below it and the bisection goes on from the nearest pass further back.
-    // A parent that passed only as rechecked is confirmed the same way.
-    for (let k = 0; k < (opts.confirmRuns ?? 0) && known().get(lo) === 'good'; k++) {
-      if (rechecked.has(lo) && opts.recheck) record(await opts.recheck(sha(lo), 'confirm'));
-      else await probe(lo, 'confirm');
-    }
-    if (known().get(lo) === 'good') break;
-    hi = lo;
-    const passes = [...known()].filter(([i, o]) => o === 'good' && i < hi).map(([i]) => i);
-    if (!passes.length) return { kind: 'flaky', commit: sha(hi), steps };
-    lo = Math.max(...passes);
-  }
-  return { kind: 'found', commit: sha(hi), good: sha(lo), ...followNow(), steps };
+    return { kind: 'found', commit: sha(hi), good: sha(lo), ...followNow(), steps };
   };
   const first = await bisectRange();
   if (first.kind !== 'found') return first;
@@ -324,8 +324,8 @@ export async function searchFirstBad(opts: SearchOptions): Promise<SearchResult>
   // the commit where more of the tests break is the answer (a tie keeps the first).
   const tracked = (): string[] => [...(followed ?? stepsAt(opts.bad).flatMap((st) => (st.outcome === 'bad' ? st.failing : [])))];
   const broke = (i: number, tests: readonly string[]): string[] => {
-    const still = new Set(stepsAt(i).flatMap((st) => (st.outcome === 'bad' ? (st.passing ?? []) : [])));
-    return tests.filter((t) => !still.has(t));
+    const passing = new Set(stepsAt(i).flatMap((st) => (st.outcome === 'bad' ? (st.passing ?? []) : [])));
+    return tests.filter((t) => !passing.has(t));
   };
   const before = tracked();
   const still = before.filter((t) => !broke(hi, before).includes(t));
