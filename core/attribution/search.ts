@@ -322,13 +322,10 @@ export async function searchFirstBad(opts: SearchOptions): Promise<SearchResult>
   // their own (Django dd68af62b2: one test broke in 2020, three more in 2022 at the inducer the fix
   // names, and the first transition had been taken). The bisection goes on above it following those;
   // the commit where more of the tests break is the answer (a tie keeps the first).
-  const tracked = (): string[] => [...(followed ?? stepsAt(opts.bad).flatMap((st) => (st.outcome === 'bad' ? st.failing : [])))];
-  const broke = (i: number, tests: readonly string[]): string[] => {
-    const passing = new Set(stepsAt(i).flatMap((st) => (st.outcome === 'bad' ? (st.passing ?? []) : [])));
-    return tests.filter((t) => !passing.has(t));
-  };
-  const before = tracked();
-  const still = before.filter((t) => !broke(hi, before).includes(t));
+  const passingAt = (i: number): Set<string> => new Set(stepsAt(i).flatMap((st) => (st.outcome === 'bad' ? (st.passing ?? []) : [])));
+  const before = [...(followed ?? stepsAt(opts.bad).flatMap((st) => (st.outcome === 'bad' ? st.failing : [])))];
+  const passingThere = passingAt(hi);
+  const still = before.filter((t) => passingThere.has(t));
   if (!still.length || still.length === before.length || steps.length >= opts.maxProbes) return first;
   const firstFollowed = followed;
   followed = new Set(still);
@@ -337,7 +334,8 @@ export async function searchFirstBad(opts: SearchOptions): Promise<SearchResult>
   hi = Math.min(...[...known()].filter(([i, o]) => i > from && o === 'bad').map(([i]) => i));
   lo = Math.max(from, ...[...known()].filter(([i, o]) => i > from && i < hi && o === 'good').map(([i]) => i));
   const later = await bisectRange();
-  if (later.kind === 'found' && broke(hi, still).length > before.length - still.length) return later;
+  const passingLater = passingAt(hi);
+  if (later.kind === 'found' && still.filter((t) => !passingLater.has(t)).length > before.length - still.length) return later;
   followed = firstFollowed;
-  return { ...first, steps };
+  return first;
 }
