@@ -24,7 +24,10 @@ export function classifyRun(run: StateRun, runner: Runner, failToPass: readonly 
     if (status === 'fail' || status === 'error') failing.push(id);
     else if (status === 'pass') passing.push(id);
     else if (file !== null && run.parsed.collectionErrors.includes(file)) skip ??= { outcome: 'skip', reason: 'import_error', detail: `${file} cannot be imported` };
-    else if (status === 'skip') skip ??= { outcome: 'skip', reason: 'test_skipped', detail: `${id} was skipped by the runner` };
+    else if (status === 'skip') {
+      const why = run.parsed.notRun?.[id];
+      skip ??= { outcome: 'skip', reason: 'test_skipped', detail: why ? `${id} did not run: ${why}` : `${id} was skipped by the runner` };
+    }
     else skip ??= { outcome: 'skip', reason: 'not_collected', detail: `${id} is not in the runner's report` };
   }
   const some = passing.length ? { passing } : {};

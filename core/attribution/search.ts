@@ -100,13 +100,26 @@ export async function searchFirstBad(opts: SearchOptions): Promise<SearchResult>
     for (const s of steps) {
       const i = index.get(s.commit)!;
       if (asRecheck && !s.transplanted && i !== opts.bad) continue;
-      const o = outcomeOf(s);
+      const o = countOf(s);
       const prev = out.get(i);
       if (prev === undefined || o === 'bad' || (o === 'good' && prev === 'skip')) out.set(i, o);
     }
     out.set(opts.bad, 'bad');
     return out;
   };
+  // Above a commit where the tests pass, a failure of theirs in any other way is a breakage too, not the
+  // code under test arriving (Django 198a19b692: TypeError from the inducer 8d67e16493 on, the base's
+  // AssertionError only after a later commit). Set once a good end is found; the tests each step failed
+  // another way, kept from before the step became a skip.
+  let passedAt: number | null = null;
+  const failedOtherWay = new Map<Step, string[]>();
+  const brokeAbovePass = (s: Step, i: number): boolean => {
+    if (passedAt === null || i <= passedAt) return false;
+    const failing = s.outcome === 'bad' ? s.failing : failedOtherWay.get(s);
+    const tests = followed;
+    return failing !== undefined && failing.some((t) => tests === null || tests.has(t));
+  };
+  const countOf = (s: Step): Outcome => (brokeAbovePass(s, index.get(s.commit)!) ? 'bad' : outcomeOf(s));
   const record = (step: Step): Step => {
     steps.push(step);
     return step;
@@ -121,16 +134,17 @@ export async function searchFirstBad(opts: SearchOptions): Promise<SearchResult>
   /** Probe a commit: the step as recorded (a failure only another way becomes a skip) and how it counts. */
   const probeStep = async (i: number, role: StepRole): Promise<{ step: Step; outcome: Outcome }> => {
     const step = record(await opts.probe(sha(i), role));
-    if (step.outcome !== 'bad' || !step.kinds) return { step, outcome: outcomeOf(step) };
+    if (step.outcome !== 'bad' || !step.kinds) return { step, outcome: countOf(step) };
     // (Reading the reference may record a probe of the bad end after this step.)
     await readReference();
-    if (step.failing.some((t) => sameWay(step, t))) return { step, outcome: outcomeOf(step) };
+    if (step.failing.some((t) => sameWay(step, t))) return { step, outcome: countOf(step) };
     // Every failing test fails another way than at the bad end: recorded as what it is, no evidence.
     const ways = [...new Set(step.failing.map((t) => `${step.kinds![t]} where PR2's base has ${reference![t]}`))].join('; ');
     const { failing: _f, kinds: _k, outcome: _o, ...rest } = step;
     const other: Step = { ...rest, outcome: 'skip', reason: 'other_failure', detail: `the tests fail another way: ${ways}` };
     steps[steps.indexOf(step)] = other;
-    return { step: other, outcome: outcomeOf(other) };
+    failedOtherWay.set(other, step.failing);
+    return { step: other, outcome: countOf(other) };
   };
   const probe = async (i: number, role: StepRole): Promise<Outcome> => (await probeStep(i, role)).outcome;
 
@@ -247,6 +261,7 @@ export async function searchFirstBad(opts: SearchOptions): Promise<SearchResult>
   }
 
   // The nearest known bad above the good end bounds the range; skips already seen stay skipped.
+  passedAt = good;
   let lo = good;
   let hi = Math.min(...[...known()].filter(([i, o]) => i > good && o === 'bad').map(([i]) => i));
   const range = (): string[] => Array.from({ length: hi - lo }, (_, k) => sha(lo + 1 + k));
@@ -288,7 +303,7 @@ export async function searchFirstBad(opts: SearchOptions): Promise<SearchResult>
         if (steps.length >= opts.maxProbes) return { kind: 'budget', commits: range(), good: sha(lo), ...followNow(), steps };
         let o: Outcome;
         if (asRecheck && opts.recheck) {
-          o = outcomeOf(record(await opts.recheck(sha(i), 'bisect')));
+          o = countOf(record(await opts.recheck(sha(i), 'bisect')));
           if (o === 'good') rechecked.add(i);
         } else o = await probe(i, 'bisect');
         if (o === 'good') lo = i;

@@ -100,7 +100,7 @@ export const NEW = 'tests/calc/test_new.py';
 /**
  * A: buggy add(); B: the fix, a new test in tests.py and a new module test_new.py that needs B's code;
  * C: probes (environment, a module raising ImportError, one raising AttributeError at import, nested
- * test packages); D: a settings module that raises (the runner crashes before any test).
+ * test packages, an async test the runner never awaits); D: a settings module that raises (the runner crashes before any test).
  */
 export function makeDjangoLikeRepo(dir: string): { A: string; B: string; C: string; D: string } {
   git(dir, 'init', '-q', '-b', 'main');
@@ -209,6 +209,18 @@ export function makeDjangoLikeRepo(dir: string): { A: string; B: string; C: stri
     '    helper = django.utils.calc.mul  # AttributeError while importing the module',
     '',
     '    def test_never(self):',
+    '        pass',
+  ]);
+  // Django < 3.1 called async tests without awaiting them, as unittest's runner does here.
+  write(dir, 'tests/probe/test_async.py', [
+    'from django.test import SimpleTestCase',
+    '',
+    '',
+    'class AsyncTests(SimpleTestCase):',
+    '    async def test_never_awaited(self):',
+    '        self.fail("a runner that awaits it fails here")',
+    '',
+    '    def test_sync(self):',
     '        pass',
   ]);
   write(dir, 'tests/probe/deep/__init__.py', []);

@@ -20,6 +20,11 @@ export interface ParsedRun {
    * for another reason (the code under test is not there yet).
    */
   failureKinds?: Record<string, string>;
+  /**
+   * A test reported as passed that did not run (its status is then `skip`) → why, e.g. an `async def`
+   * test that a runner of its era called without awaiting. Optional: only when the output shows it.
+   */
+  notRun?: Record<string, string>;
 }
 
 export interface ParseInput {

@@ -61,6 +61,17 @@ describe('classifyRun', () => {
     expect(classifyRun(run(junit(PASS('test_a') + SKIP('test_b')), 0), pytest, F2P, FILES)).toMatchObject({ outcome: 'skip', reason: 'test_skipped' });
   });
 
+  it('a test the parser saw printed ok without running (a never-awaited coroutine) is a skip that says so, never good', () => {
+    const r = run(junit(PASS('test_a') + PASS('test_b')), 0);
+    const notRun = { ...r, parsed: { ...r.parsed, tests: { ...r.parsed.tests, [F2P[1]!]: 'skip' as const }, notRun: { [F2P[1]!]: 'its coroutine was never awaited' } } };
+    expect(classifyRun(notRun, pytest, F2P, FILES)).toEqual({
+      outcome: 'skip',
+      reason: 'test_skipped',
+      detail: 'tests/test_m.py::test_b did not run: its coroutine was never awaited',
+      passing: ['tests/test_m.py::test_a'],
+    });
+  });
+
   it('a real failure outweighs another test\'s skip: the behaviour is broken at this commit', () => {
     expect(classifyRun(run(junit(FAIL('test_a') + SKIP('test_b')), 1), pytest, F2P, FILES)).toMatchObject({ outcome: 'bad', failing: ['tests/test_m.py::test_a'] });
   });

@@ -14,8 +14,9 @@ import { nextProbe } from '../../../core/attribution/probe-order.ts';
  * the report naming u's exception. T: passes with PR2's test changes on the commit's own module
  * (transplanted); W: fails with PR2's whole module laid over it, passes as T does (`recheck`).
  * Y: of three fail->pass tests, u fails and t, w pass; Z: all three fail; V: u and t fail, w passes.
+ * R: t passes, u fails with AttributeError.
  */
-type O = 'G' | 'B' | 'S' | 'X' | 'F' | 'K' | 'E' | 'A' | 'P' | 'Q' | 'T' | 'W' | 'Y' | 'Z' | 'V';
+type O = 'G' | 'B' | 'S' | 'X' | 'F' | 'K' | 'E' | 'A' | 'P' | 'Q' | 'T' | 'W' | 'Y' | 'Z' | 'V' | 'R';
 
 /** A history of `table.length` commits, one a day, and a probe that reads the table. */
 function history(table: string, over: Partial<SearchOptions> = {}) {
@@ -34,6 +35,7 @@ function history(table: string, over: Partial<SearchOptions> = {}) {
       : o === 'E' || o === 'A' ? { outcome: 'bad' as const, failing: ['t'], kinds: { t: o === 'E' ? 'AssertionError' : 'AttributeError' } }
       : o === 'P' ? { outcome: 'bad' as const, failing: ['u'], passing: ['t'] }
       : o === 'Q' ? { outcome: 'bad' as const, failing: ['u'], passing: ['t'], kinds: { u: 'AssertionError' } }
+      : o === 'R' ? { outcome: 'bad' as const, failing: ['u'], passing: ['t'], kinds: { u: 'AttributeError' } }
       : o === 'Y' ? { outcome: 'bad' as const, failing: ['u'], passing: ['t', 'w'] }
       : o === 'V' ? { outcome: 'bad' as const, failing: ['t', 'u'], passing: ['w'] }
       : o === 'Z' ? { outcome: 'bad' as const, failing: ['t', 'u', 'w'] }
@@ -238,6 +240,20 @@ describe('searchFirstBad', () => {
     expect(await history('BBBBBEEEEE', { candidates: [2] }).run()).toMatchObject({ kind: 'no_good_end' });
     // Other failures are evidence the tests ran: never all_skipped.
     expect(await history('AAAAAAAAAE', { candidates: [2], maxGoodEndProbes: 3 }).run()).toMatchObject({ kind: 'no_good_end' });
+  });
+
+  it('above a pass, a failure another way is the breakage, not the code arriving: the first such commit is found', async () => {
+    // Django 198a19b692: TypeError from the inducer (c4) on, the base's AssertionError only from c8.
+    const h = history('GGGGAAAAEEEE', { candidates: [2], confirmRuns: 1 });
+    const res = await h.run();
+    expect(res).toMatchObject({ kind: 'found', commit: 'c4', good: 'c3' });
+    // The step is kept as what it showed: the tests failed another way.
+    expect(res.steps.find((s) => s.commit === 'c4')).toMatchObject({ outcome: 'skip', reason: 'other_failure' });
+    // Only the tests the search follows: u fails at the good end already (t alone is followed), so u failing
+    // another way above it is no breakage; t breaks at c7.
+    expect(await history('PPPRRRREEEEE', { candidates: [2] }).run()).toMatchObject({ kind: 'found', commit: 'c7', followed: ['t'] });
+    // Followed all (the good end passed both), u failing another way above it is the breakage.
+    expect(await history('GGGRRRREEEEE', { candidates: [2] }).run()).toMatchObject({ kind: 'found', commit: 'c3' });
   });
 
   it('a long stretch that cannot run in the middle of the range is halved around, not walked through', async () => {

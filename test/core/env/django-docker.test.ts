@@ -141,6 +141,17 @@ describe.skipIf(skip)('django runner (Docker, Django-style repository)', () => {
     expect(run.outputTail).toContain('[foresight-django] ignored tests/test_sqlite.py: not a module of a test app under tests/');
   });
 
+  it('an async test the runner never awaits printed ok but did not run: skip, not pass', async () => {
+    const run = await env.runState({ checkout: revs.C, overlay: null, testFiles: ['tests/probe/test_async.py'] });
+    expect(run.kind, run.outputTail).toBe('report');
+    expect(run.exitCode, run.outputTail).toBe(0); // the runner itself calls it a success
+    expect(run.parsed).toEqual({
+      tests: { 'test_never_awaited (probe.test_async.AsyncTests)': 'skip', 'test_sync (probe.test_async.AsyncTests)': 'pass' },
+      collectionErrors: [],
+      notRun: { 'test_never_awaited (probe.test_async.AsyncTests)': "its coroutine was never awaited (this commit's test runner does not run async tests)" },
+    });
+  });
+
   it('gis_tests labels are left out unless the database is PostGIS (runtests.py would abort the whole run)', async () => {
     const files = ['tests/gis_tests/tests.py', 'tests/probe/deep/tests.py'];
     const run = await env.runState({ checkout: revs.C, overlay: null, testFiles: files });

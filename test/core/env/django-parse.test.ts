@@ -288,6 +288,44 @@ describe('django log edge cases', () => {
     });
   });
 
+  it('an async test that the runner never awaited did not run: skip, with why (Python 3.9 and 3.11 output)', () => {
+    const tail = ['', '-'.repeat(70), 'Ran 3 tests in 0.002s', '', 'OK', '[foresight-django] exit 0'];
+    // Django < 3.1's runtests.py makes RuntimeWarning an error: Python reports it as ignored, on lines of its own.
+    const asError = [
+      header('a.tests'),
+      'test_a (a.tests.T) ... Exception ignored in: <coroutine object T.test_a at 0x7f69b97a6240>',
+      'Traceback (most recent call last):',
+      '  File "/usr/lib/python3.9/warnings.py", line 506, in _warn_unawaited_coroutine',
+      '    warn(msg, category=RuntimeWarning, stacklevel=2, source=coro)',
+      "RuntimeWarning: coroutine 'T.test_a' was never awaited",
+      'ok',
+      'test_b (a.tests.T) ... ok',
+      "test_c (a.tests.U) ... Exception ignored in: <coroutine object T.test_c at 0x7f69b97a6240>",
+      "RuntimeWarning: coroutine 'T.test_c' was never awaited", // another class's coroutine: not this test's
+      'ok',
+      ...tail,
+    ];
+    // Without a filter (3.11): the warning on the header's line, then 3.11's DeprecationWarning.
+    const asWarning = [
+      header('a.tests'),
+      "test_a (a.tests.T.test_a) ... /usr/lib/python3.11/unittest/case.py:579: RuntimeWarning: coroutine 'T.test_a' was never awaited",
+      '  if method() is not None:',
+      'RuntimeWarning: Enable tracemalloc to get the object allocation traceback',
+      '/usr/lib/python3.11/unittest/case.py:678: DeprecationWarning: It is deprecated to return a value that is not None from a test case (<bound method T.test_a of <a.tests.T testMethod=test_a>>)',
+      '  return self.run(*args, **kwds)',
+      'ok',
+      'test_b (a.tests.T.test_b) ... ok',
+      'test_c (a.tests.U.test_c) ... ok',
+      ...tail,
+    ];
+    for (const lines of [asError, asWarning]) {
+      const parsed = parseDjangoLog(lines.join('\n'), ['tests/a/tests.py']);
+      expect(parsed.tests).toEqual({ 'test_a (a.tests.T)': 'skip', 'test_b (a.tests.T)': 'pass', 'test_c (a.tests.U)': 'pass' });
+      expect(parsed.notRun).toEqual({ 'test_a (a.tests.T)': "its coroutine was never awaited (this commit's test runner does not run async tests)" });
+      expect(parsed.problem).toBeUndefined();
+    }
+  });
+
   it('a failed import of the package itself is named by its first part', () => {
     const out = [
       'fs (unittest.loader._FailedTest.fs) ... ERROR',

@@ -26,8 +26,14 @@ export const djangoRunner: Runner = {
    */
   parse({ junitXml, output, testFiles }: ParseInput): ParsedRun {
     const log = junitXml !== null && isDjangoLog(junitXml) ? junitXml : output;
-    const { tests, collectionErrors, problem, failureKinds } = parseDjangoLog(log, testFiles);
-    return { tests, collectionErrors, ...(problem !== undefined ? { problem } : {}), ...(failureKinds ? { failureKinds } : {}) };
+    const { tests, collectionErrors, problem, failureKinds, notRun } = parseDjangoLog(log, testFiles);
+    return {
+      tests,
+      collectionErrors,
+      ...(problem !== undefined ? { problem } : {}),
+      ...(failureKinds ? { failureKinds } : {}),
+      ...(notRun ? { notRun } : {}),
+    };
   },
   testFileOf: djangoTestFile,
   // run_state.sh's wrapper runs the suite FORESIGHT_PASSES times between one database setup and teardown.

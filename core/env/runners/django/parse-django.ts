@@ -21,6 +21,9 @@
  *
  * Statuses: ok → pass; FAIL → fail; ERROR → error; skipped '…' → skip; expected failure → skip;
  * unexpected success → fail; several results for one test (subtests) merge as fail > error > skip > pass.
+ * An `async def` test that a runner before Django 3.1 called without awaiting prints `ok` without having
+ * run; Python's "RuntimeWarning: coroutine 'Class.test_x' was never awaited" while it is current makes
+ * it skip (`notRun` says why).
  * The streamed status of a test is the LAST status word at the end of a line before the next test
  * starts (the runner writes it after everything the test printed). FAIL and ERROR are taken from the
  * error blocks whenever the run reached them (a stray "ERROR" of a < 3.11 class fixture then cannot be
@@ -61,6 +64,9 @@ export { djangoLabel, djangoTestFile, parseDesc } from './django-ids.ts';
 export const MARK = '[foresight-django]';
 
 const RAN = /^Ran (\d+) tests? in /;
+// Before Django 3.1 (17009e9105) the runner called an `async def` test without awaiting it: the test
+// "passes" without running, and Python warns, while the test is current, with its qualified name.
+const NEVER_AWAITED = /RuntimeWarning: coroutine '([\w.]+)' was never awaited/;
 
 interface Holder {
   desc: Desc;
@@ -141,7 +147,7 @@ export function parseDjangoLog(text: string, testFiles: readonly string[]): Djan
   const descs = new Map<string, Desc>(); // every real test seen anywhere
   const holders: Holder[] = [];
   const failedStreamed: Desc[] = [];
-  let current: { desc: Desc; tokens: Token[] } | null = null;
+  let current = null as { desc: Desc; tokens: Token[] } | null; // not narrowed: the closures below set it
 
   const close = (): void => {
     if (current === null) return;
@@ -190,12 +196,20 @@ export function parseDjangoLog(text: string, testFiles: readonly string[]): Djan
     if (t && current !== null) current.tokens.push(t);
   };
 
+  const unawaited = new Set<string>();
+  const awaitedNever = (qualname: string, ...ds: Array<Desc | undefined>): void => {
+    const d = ds.find((x) => x !== undefined && isTest(x) && `${x.cls}.${x.name}`.endsWith(`.${qualname}`));
+    if (d) unawaited.add(d.id);
+  };
   for (let i = 0; i < streamEnd; i++) {
     const line = lines[i]!;
     if (line === SEP2) {
       close();
       continue;
     }
+    // The warning shares a line with its test's header (no warnings filter) or follows it (an error).
+    const coroutine = NEVER_AWAITED.exec(line)?.[1];
+    if (coroutine !== undefined) awaitedNever(coroutine, current?.desc);
     // ≥ 3.11: a failed/skipped subtest's own line, indented, with its params: counts for its test.
     if (current !== null && line.startsWith('  ')) {
       const cur: { desc: Desc; tokens: Token[] } = current;
@@ -213,6 +227,7 @@ export function parseDjangoLog(text: string, testFiles: readonly string[]): Djan
     } else if (current !== null) {
       feed(line, false);
     }
+    if (coroutine !== undefined) awaitedNever(coroutine, current?.desc);
   }
   close();
 
@@ -266,6 +281,14 @@ export function parseDjangoLog(text: string, testFiles: readonly string[]): Djan
     }
   }
 
+  // A test whose coroutine was never awaited did not run, whatever the runner printed.
+  const notRun: Record<string, string> = {};
+  for (const id of unawaited) {
+    if (tests[id] !== 'pass') continue;
+    tests[id] = 'skip';
+    notRun[id] = "its coroutine was never awaited (this commit's test runner does not run async tests)";
+  }
+
   // ---- import failures ----
   const collectionErrors = new Set<string>();
   const fileOfLabel = (label: string): string => labelFile.get(label) ?? `tests/${label.replace(/\./g, '/')}.py`;
@@ -298,6 +321,7 @@ export function parseDjangoLog(text: string, testFiles: readonly string[]): Djan
 
   const out: DjangoParse = { tests, collectionErrors: [...collectionErrors].sort(), ran, exitCode };
   if (Object.keys(failureKinds).length) out.failureKinds = failureKinds;
+  if (Object.keys(notRun).length) out.notRun = notRun;
   if (problem !== undefined) out.problem = problem;
   return out;
 }
