@@ -197,9 +197,8 @@ export function parseDjangoLog(text: string, testFiles: readonly string[]): Djan
   };
 
   const unawaited = new Set<string>();
-  const awaitedNever = (qualname: string, ...ds: Array<Desc | undefined>): void => {
-    const d = ds.find((x) => x !== undefined && isTest(x) && `${x.cls}.${x.name}`.endsWith(`.${qualname}`));
-    if (d) unawaited.add(d.id);
+  const awaitedNever = (qualname: string, d: Desc | undefined): void => {
+    if (d !== undefined && isTest(d) && `${d.cls}.${d.name}`.endsWith(`.${qualname}`)) unawaited.add(d.id);
   };
   for (let i = 0; i < streamEnd; i++) {
     const line = lines[i]!;
