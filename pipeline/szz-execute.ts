@@ -35,8 +35,8 @@ function whyOf(st: Step): string | null {
   return `${st.failing.map((t) => (st.kinds?.[t] ? `${t} [${st.kinds[t]}]` : t)).join(', ')}${passing}`;
 }
 
-/** Bump when a checkpoint's meaning changes: older ones are redone (10: a never-awaited async test is no pass; another failure above a pass is bad). */
-const CHECKPOINT_VERSION = 10;
+/** Bump when a checkpoint's meaning changes: older ones are redone (11: a bare `Exception` or `DoesNotExist` is a failure kind). */
+const CHECKPOINT_VERSION = 11;
 
 const CostSchema = z.object({ containers: z.number(), runs: z.number(), seconds: z.number() });
 const ExecutionSchema = z.union([

@@ -326,6 +326,36 @@ describe('django log edge cases', () => {
     }
   });
 
+  it('an exception whose class name is only the suffix (a model\'s DoesNotExist, a bare Exception) is named too', () => {
+    const block = (name: string, last: string): string[] => [
+      '='.repeat(70),
+      `ERROR: ${name} (async.tests.T.${name})`,
+      '-'.repeat(70),
+      'Traceback (most recent call last):',
+      '  File "/tmp/testbed/django/db/models/query.py", line 654, in get',
+      '    raise self.model.DoesNotExist(',
+      last,
+      '',
+    ];
+    const log = [
+      header('async.tests'),
+      'test_a (async.tests.T.test_a) ... ERROR',
+      'test_b (async.tests.T.test_b) ... ERROR',
+      '',
+      ...block('test_a', 'async.models.SimpleModel.DoesNotExist: SimpleModel matching query does not exist.'),
+      ...block('test_b', 'Exception: boom'),
+      '-'.repeat(70),
+      'Ran 2 tests in 0.009s',
+      '',
+      'FAILED (errors=2)',
+      '[foresight-django] exit 1',
+    ].join('\n');
+    expect(parseDjangoLog(log, ['tests/async/tests.py']).failureKinds).toEqual({
+      'test_a (async.tests.T)': 'DoesNotExist',
+      'test_b (async.tests.T)': 'Exception',
+    });
+  });
+
   it('a failed import of the package itself is named by its first part', () => {
     const out = [
       'fs (unittest.loader._FailedTest.fs) ... ERROR',

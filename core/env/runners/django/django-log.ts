@@ -78,7 +78,8 @@ export function crashLine(lines: readonly string[]): string {
 export function exceptionType(body: string): string | null {
   let found: string | null = null;
   for (const line of body.split('\n')) {
-    const m = /^((?:[A-Za-z_][\w]*\.)*([A-Za-z_]\w*(?:Error|Exception|Failure|Exit|Warning|Interrupt|DoesNotExist|Invalid)))(?::|$)/.exec(line);
+    // The class name may be the suffix itself (`Exception`, a model's `DoesNotExist`).
+    const m = /^((?:[A-Za-z_]\w*\.)*((?=[A-Za-z_])\w*(?:Error|Exception|Failure|Exit|Warning|Interrupt|DoesNotExist|Invalid)))(?::|$)/.exec(line);
     if (m) found = m[2]!;
   }
   return found;
