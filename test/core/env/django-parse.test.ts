@@ -126,6 +126,10 @@ describe.each([
     expect(kinds['test_doc_fail (fs_probe.tests.Docs)']).toBe('AssertionError');
     // subtests: the first block that failed
     expect(kinds['test_subtests_fail_and_error (fs_probe.tests.SubTests)']).toBe('KeyError');
+    // tests that never ran (or were failed afterwards) by their class's fixture: the fixture's exception
+    expect(kinds['test_never_runs (fs_probe.tests.SetUpClassError)']).toBe('RuntimeError');
+    expect(kinds['test_never_runs_either (fs_probe.tests.SetUpTestDataError)']).toBe('RuntimeError');
+    expect(kinds['test_runs (fs_probe.tests.TearDownClassError)']).toBe('RuntimeError');
     // only failing tests, never the passing or skipped ones
     const failing = Object.entries(parseDjangoLog(log, FILES).tests).filter(([, s]) => s === 'fail' || s === 'error').map(([id]) => id);
     expect(Object.keys(kinds).every((id) => failing.includes(id))).toBe(true);
@@ -326,33 +330,51 @@ describe('django log edge cases', () => {
     }
   });
 
-  it('an exception whose class name is only the suffix (a model\'s DoesNotExist, a bare Exception) is named too', () => {
-    const block = (name: string, last: string): string[] => [
+  it('the exception a failure ended with is named whatever its class is called, the last one of a chain', () => {
+    const block = (name: string, kind: 'FAIL' | 'ERROR', body: string[]): string[] => [
       '='.repeat(70),
-      `ERROR: ${name} (async.tests.T.${name})`,
+      `${kind}: ${name} (t.tests.T.${name})`,
       '-'.repeat(70),
       'Traceback (most recent call last):',
-      '  File "/tmp/testbed/django/db/models/query.py", line 654, in get',
-      '    raise self.model.DoesNotExist(',
-      last,
+      ...body,
       '',
     ];
+    const frame = ['  File "/tmp/testbed/django/db/models/query.py", line 654, in get', '    raise self.model.DoesNotExist('];
     const log = [
-      header('async.tests'),
-      'test_a (async.tests.T.test_a) ... ERROR',
-      'test_b (async.tests.T.test_b) ... ERROR',
+      header('t.tests'),
+      ...['a', 'b', 'c', 'd'].map((x) => `test_${x} (t.tests.T.test_${x}) ... ${x === 'c' ? 'FAIL' : 'ERROR'}`),
       '',
-      ...block('test_a', 'async.models.SimpleModel.DoesNotExist: SimpleModel matching query does not exist.'),
-      ...block('test_b', 'Exception: boom'),
+      ...block('test_a', 'ERROR', [...frame, 'async.models.SimpleModel.DoesNotExist: SimpleModel matching query does not exist.']),
+      ...block('test_b', 'ERROR', [...frame, 'Exception: boom']),
+      // Django 5f637a8a8d's base: a class name without a usual suffix.
+      ...block('test_c', 'FAIL', [
+        '  File "/tmp/testbed/django/test/testcases.py", line 185, in __call__',
+        '    raise DatabaseOperationForbidden(self.message)',
+        "django.test.testcases.DatabaseOperationForbidden: Database threaded connections to 'dynamic_connection' are not allowed in SimpleTestCase subclasses.",
+      ]),
+      ...block('test_d', 'ERROR', [
+        ...frame,
+        'ValueError: first',
+        '',
+        'During handling of the above exception, another exception occurred:',
+        '',
+        'Traceback (most recent call last):',
+        '  File "/tmp/testbed/tests/t/tests.py", line 9, in test_d',
+        '    raise KeyError("x")',
+        '    ^^^^^^^^^^^^^^^^^^^',
+        "KeyError: 'x'",
+      ]),
       '-'.repeat(70),
-      'Ran 2 tests in 0.009s',
+      'Ran 4 tests in 0.009s',
       '',
-      'FAILED (errors=2)',
+      'FAILED (failures=1, errors=3)',
       '[foresight-django] exit 1',
     ].join('\n');
-    expect(parseDjangoLog(log, ['tests/async/tests.py']).failureKinds).toEqual({
-      'test_a (async.tests.T)': 'DoesNotExist',
-      'test_b (async.tests.T)': 'Exception',
+    expect(parseDjangoLog(log, ['tests/t/tests.py']).failureKinds).toEqual({
+      'test_a (t.tests.T)': 'DoesNotExist',
+      'test_b (t.tests.T)': 'Exception',
+      'test_c (t.tests.T)': 'DatabaseOperationForbidden',
+      'test_d (t.tests.T)': 'KeyError',
     });
   });
 

@@ -73,14 +73,23 @@ export function crashLine(lines: readonly string[]): string {
 
 /**
  * The exception type a failure block ends with (`AssertionError`, `ValidationError`: the class name without
- * its module), or null when its traceback names none. With chained exceptions, the last one raised.
+ * its module), or null when its traceback names none. With chained exceptions, the last one raised: the
+ * first unindented line after the last traceback frame (`  File …` and its indented source lines), whatever
+ * the class is called (`DatabaseOperationForbidden`, a model's `DoesNotExist`). A block without a frame
+ * falls back to the last line that looks like an exception of a usual name.
  */
 export function exceptionType(body: string): string | null {
+  const lines = body.split('\n');
+  const frame = lines.findLastIndex((l) => l.startsWith('  File "'));
+  if (frame >= 0) {
+    const line = lines.slice(frame + 1).find((l) => l !== '' && !/^\s/.test(l));
+    const m = line === undefined ? null : /^(?:[A-Za-z_]\w*\.)*([A-Za-z_]\w*)(?::|$)/.exec(line);
+    if (m) return m[1]!;
+  }
   let found: string | null = null;
-  for (const line of body.split('\n')) {
-    // The class name may be the suffix itself (`Exception`, a model's `DoesNotExist`).
-    const m = /^((?:[A-Za-z_]\w*\.)*((?=[A-Za-z_])\w*(?:Error|Exception|Failure|Exit|Warning|Interrupt|DoesNotExist|Invalid)))(?::|$)/.exec(line);
-    if (m) found = m[2]!;
+  for (const line of lines) {
+    const m = /^(?:[A-Za-z_]\w*\.)*((?=[A-Za-z_])\w*(?:Error|Exception|Failure|Exit|Warning|Interrupt|DoesNotExist|Invalid))(?::|$)/.exec(line);
+    if (m) found = m[1]!;
   }
   return found;
 }

@@ -71,6 +71,8 @@ const NEVER_AWAITED = /RuntimeWarning: coroutine '([\w.]+)' was never awaited/;
 interface Holder {
   desc: Desc;
   status: TestStatus;
+  /** The exception its error block ended with, when there is one. */
+  kind?: string | null;
 }
 
 export interface DjangoParse extends ParsedRun {
@@ -255,7 +257,7 @@ export function parseDjangoLog(text: string, testFiles: readonly string[]): Djan
     if (isFailedTest(d)) continue;
     const status: TestStatus = b.kind === 'ERROR' ? 'error' : 'fail';
     if (isHolder(d)) {
-      holders.push({ desc: d, status });
+      holders.push({ desc: d, status, kind: exceptionType(b.body) });
       continue;
     }
     if (!isTest(d)) continue;
@@ -276,7 +278,9 @@ export function parseDjangoLog(text: string, testFiles: readonly string[]): Djan
         if (h.status !== 'skip') tests[d.id] = worse(tests[d.id], h.status);
       } else if (tests[d.id] === undefined) {
         tests[d.id] = h.status;
-      }
+      } else continue;
+      // A test failed by its fixture ended with the fixture's exception.
+      if (h.kind && h.status !== 'skip') failureKinds[d.id] ??= h.kind;
     }
   }
 
