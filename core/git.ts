@@ -150,6 +150,15 @@ export async function readBlob(repo: string, commit: string, path: string): Prom
   return code === 0 ? Buffer.concat(chunks) : null;
 }
 
+/** Which of `paths` (files, from the repository root) exist at `commit`, in the order given. */
+export async function filesAt(repo: string, commit: string, paths: readonly string[]): Promise<string[]> {
+  notAnOption(commit);
+  if (!paths.length) return [];
+  const out = await git(repo, ['ls-tree', '-z', '--name-only', '--full-tree', commit, '--', ...paths.map((p) => `:(literal)${p}`)]);
+  const present = new Set(out.split('\0').filter(Boolean));
+  return paths.filter((p) => present.has(p));
+}
+
 /**
  * Objects the clone lacks (`git rev-list --missing=print`, which never fetches them): of the whole history
  * up to `commit`, or of its own tree. A complete clone answers in a second or two even for Django.

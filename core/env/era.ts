@@ -4,7 +4,7 @@
  * era again when the image validation ran in is gone (pruned by another run), so a row is never lost to the cache.
  */
 import { join } from 'node:path';
-import { git } from '../git.ts';
+import { filesAt, git } from '../git.ts';
 import type { Logger } from '../log.ts';
 import { splitPatch } from '../extract/split-patch.ts';
 import { DEFAULT_LIMITS, openChainEnv, type StateRun } from './container/chain-env.ts';
@@ -75,8 +75,8 @@ async function probeRun(opts: EnvironmentOptions, commit: string, image: string,
 const choicesOf = new WeakMap<EnvImages, EnvChoices>();
 
 /**
- * `testFiles`: the PR's test files a detected candidate must run usably at `commit` before it is chosen
- * (default: the test modules the commit changed, see changedTestModules).
+ * `testFiles`: the PR's test files a detected candidate must run usably at `commit` before it is chosen,
+ * those of them that exist at `commit` (default: the test modules the commit changed, see changedTestModules).
  * `without`: the labels of candidates a run showed `commit` has outgrown (runners/evidence.ts
  * outgrownEnvironment): the first of the others that installs is chosen for it, remembered as an era of
  * its own (the remaining candidates' keys), unchecked: the run that showed it is run again there, which is its check.
@@ -110,8 +110,11 @@ export async function eraEnvironment(opts: EnvironmentOptions, commit: string, t
     let choices = choicesOf.get(opts.images);
     if (!choices) choicesOf.set(opts.images, (choices = new EnvChoices(join(opts.repoDir, CHOICE_FILE))));
     const files = testFiles ?? (await changedTestModules(opts.clone, commit));
+    // A bisection asks an era at commits older than the PR whose test files it is given: files that do not
+    // exist there yet tell nothing (the container's run skips them), so none is no probe at all.
+    let present: Promise<string[]> | null = null;
     const verify = async (image: string, c: { recipe: Recipe }): Promise<StateRun | null> => {
-      const mine = filterTestFiles(c.recipe, files);
+      const mine = filterTestFiles(c.recipe, await (present ??= filesAt(opts.clone, commit, files)));
       return mine.length ? probeRun(opts, commit, image, c.recipe, mine) : null;
     };
     const chosen = await choices.choose({ images: opts.images, req, candidates, ...(without.length ? {} : { verify }) });

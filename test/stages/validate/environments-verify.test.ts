@@ -49,13 +49,14 @@ describe.skipIf(skip)('detected recipes checked at the PR head (real Docker, off
   let repo: GitRepo;
   let dataDir: string;
   let base: Omit<EnvironmentOptions, 'repoDir' | 'images'>;
+  let init: string;
   const made = new Set<string>();
 
   beforeAll(async () => {
     repo = await gitRepo();
     dataDir = await mkdtemp(path.join(tmpdir(), 'foresight-verify-'));
     await ensureBaseImage({ log: (c) => process.stderr.write(c) });
-    await repo.commit({ files: { 'pyproject.toml': PYPROJECT, 'probepkg/__init__.py': 'X = 1\n', 'README.md': 'probe\n' }, message: 'init', date: DATE });
+    init = await repo.commit({ files: { 'pyproject.toml': PYPROJECT, 'probepkg/__init__.py': 'X = 1\n', 'README.md': 'probe\n' }, message: 'init', date: DATE });
     base = {
       repo: 'acme/probepkg', clone: repo.dir, gitDir: await absoluteGitDir(repo.dir), log: silentLogger, image: null, runner: 'pytest',
       signal: new AbortController().signal, limits: { runTimeoutSec: 120 },
@@ -96,6 +97,34 @@ describe.skipIf(skip)('detected recipes checked at the PR head (real Docker, off
     expect(again).toMatchObject({ kind: 'ready', image: env.image, built: false });
     const [era2] = await eras(repoDir);
     expect(era2!.updated).toBe(era!.updated);
+  }, 600_000);
+
+  it("a bisection's era asked below the PR: the PR's test files that do not exist there yet are not what the candidate is checked on", async () => {
+    // An older commit with a test of its own, then the later PR whose test files the bisection follows.
+    const older = await repo.commit({
+      files: { 'tests/test_older.py': 'import sqlparse\nfrom probepkg import X\n\n\ndef test_x():\n    assert X == 1\n' },
+      message: 'Older tests (#2)',
+      date: DATE,
+    });
+    await repo.commit({ files: { 'tests/test_later.py': 'def test_later():\n    assert True\n' }, message: 'PR2: later tests (#4)', date: DATE });
+    const files = ['tests/test_older.py', 'tests/test_later.py'];
+
+    // Checked on the file that exists: .[dev] cannot collect it (no sqlparse), .[test] runs it; the later
+    // file never rejects a candidate.
+    const repoDir = path.join(dataDir, 'below');
+    const env = await eraEnvironment({ ...base, repoDir, images: new EnvImages({ docker }) }, older, files);
+    expect(env).toMatchObject({ kind: 'ready', label: 'py3.11 .[test]' });
+    if (env.kind === 'ready') made.add(env.image);
+    const [era] = await eras(repoDir);
+    expect(era!.tried.map((t) => [t.label, t.outcome, t.stage ?? null])).toEqual([['py3.11 .[dev]', 'rejected', 'report'], ['py3.11 .[test]', 'chosen', null]]);
+    expect(era!.tried[1]!.check).toBe('trustworthy: 1 tests ran (1 passed, 0 failed, 0 errors, 0 skipped)');
+
+    // Where none of them exists yet, nothing tells: the first that installs, inconclusive, with no container started.
+    const noneDir = path.join(dataDir, 'below-none');
+    const first = await eraEnvironment({ ...base, repoDir: noneDir, images: new EnvImages({ docker }) }, init, files);
+    expect(first).toMatchObject({ kind: 'ready', label: 'py3.11 .[dev]' });
+    const [none] = await eras(noneDir);
+    expect(none!.tried.map((t) => [t.label, t.outcome, t.check ?? null])).toEqual([['py3.11 .[dev]', 'chosen', 'inconclusive: no test file to run']]);
   }, 600_000);
 
   it('a dev extra naming a tool the offline wheels lack: its installable requirements are installed one by one', async () => {
