@@ -109,12 +109,13 @@ export async function eraEnvironment(opts: EnvironmentOptions, commit: string, t
   if (candidates.length > 1 || without.length) {
     let choices = choicesOf.get(opts.images);
     if (!choices) choicesOf.set(opts.images, (choices = new EnvChoices(join(opts.repoDir, CHOICE_FILE))));
-    const files = testFiles ?? (await changedTestModules(opts.clone, commit));
     // A bisection asks an era at commits older than the PR whose test files it is given: files that do not
-    // exist there yet tell nothing (the container's run skips them), so none is no probe at all.
+    // exist there yet tell nothing (the container's run skips them), so none is no probe at all. Read once,
+    // and only when a candidate is probed (a recorded choice needs no files).
     let present: Promise<string[]> | null = null;
+    const existing = async (): Promise<string[]> => filesAt(opts.clone, commit, testFiles ?? (await changedTestModules(opts.clone, commit)));
     const verify = async (image: string, c: { recipe: Recipe }): Promise<StateRun | null> => {
-      const mine = filterTestFiles(c.recipe, await (present ??= filesAt(opts.clone, commit, files)));
+      const mine = filterTestFiles(c.recipe, await (present ??= existing()));
       return mine.length ? probeRun(opts, commit, image, c.recipe, mine) : null;
     };
     const chosen = await choices.choose({ images: opts.images, req, candidates, ...(without.length ? {} : { verify }) });
