@@ -35,8 +35,8 @@ function whyOf(st: Step): string | null {
   return `${st.failing.map((t) => (st.kinds?.[t] ? `${t} [${st.kinds[t]}]` : t)).join(', ')}${passing}`;
 }
 
-/** Bump when a checkpoint's meaning changes: older ones are redone (12: the failure kind is the exception after the last traceback frame, whatever its name; a test failed by its fixture takes the fixture's). */
-const CHECKPOINT_VERSION = 12;
+/** Bump when a checkpoint's meaning changes: older ones are redone (13: a runner crash is retried with PR2's test changes on the commit's own files, as an import error is). */
+const CHECKPOINT_VERSION = 13;
 
 const CostSchema = z.object({ containers: z.number(), runs: z.number(), seconds: z.number() });
 const ExecutionSchema = z.union([

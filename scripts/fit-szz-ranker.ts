@@ -5,7 +5,11 @@
  * FITTED and the tuning top-1 scores. Run it on the tuning part only (the held-out part is scored
  * by `foresight szz-eval`, never fitted on):
  *
- *   node_modules/.bin/tsx scripts/fit-szz-ranker.ts <clone> <tuning.jsonl> [--cache features.json]
+ *   node_modules/.bin/tsx scripts/fit-szz-ranker.ts <clone> <tuning.jsonl> [--cache features.json] [--cv 2] [--drop f,g]
+ *
+ * --cv k scores k-fold cross-validation inside the tuning fixes (weights and bias fitted on k-1 folds,
+ * scored on the last; folds round robin by fix sha), the way features are chosen; --drop leaves
+ * features out of the fit (their weight stays 0) to compare.
  */
 import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
@@ -41,10 +45,10 @@ export async function collect(clone: string, oraclePath: string, concurrency = 2
   return out.sort((a, b) => a.fix.localeCompare(b.fix));
 }
 
-const dot = (w: Record<string, number>, f: CandidateFeatures): number => FEATURES.reduce((z, k) => z + w[k]! * f[k], 0);
+const dot = (w: Record<string, number>, f: CandidateFeatures): number => FEATURES.reduce((z, k) => z + w[k]! * (f[k] ?? 0), 0);
 
-/** Listwise logistic fit (gradient ascent on the log-likelihood that a fix's inducer is its top), L2 0.01. */
-export function fit(fixes: readonly Fix[], iterations = 4000, rate = 0.5): Record<keyof CandidateFeatures, number> {
+/** Listwise logistic fit (gradient ascent on the log-likelihood that a fix's inducer is its top), L2 0.01; `drop`'s weights stay 0. */
+export function fit(fixes: readonly Fix[], iterations = 4000, rate = 0.5, drop: ReadonlySet<string> = new Set()): Record<keyof CandidateFeatures, number> {
   const w = Object.fromEntries(FEATURES.map((k) => [k, 0])) as Record<keyof CandidateFeatures, number>;
   const usable = fixes.filter((x) => x.candidates.some((c) => x.inducing.includes(c.sha)));
   for (let it = 0; it < iterations; it++) {
@@ -58,16 +62,54 @@ export function fit(fixes: readonly Fix[], iterations = 4000, rate = 0.5): Recor
       const nPos = pos.filter(Boolean).length;
       x.candidates.forEach((c, i) => {
         const target = pos[i] ? 1 / nPos : 0;
-        for (const k of FEATURES) grad[k]! += (target - e[i]! / sum) * c.features[k];
+        for (const k of FEATURES) grad[k]! += (target - e[i]! / sum) * (c.features[k] ?? 0);
       });
     }
-    for (const k of FEATURES) w[k] += (rate * grad[k]!) / usable.length;
+    for (const k of FEATURES) if (!drop.has(k)) w[k] += (rate * grad[k]!) / usable.length;
   }
   return w;
 }
 
+/** The weights, and the bias that makes the fitted fixes' top-1 F1 best (the lowest score still worth predicting). */
+export function fitWithBias(fixes: readonly Fix[], drop: ReadonlySet<string> = new Set()): RankerWeights {
+  const w = fit(fixes, undefined, undefined, drop);
+  let best = { bias: 0, f1: -1 };
+  for (let b = -10; b <= 10; b += 0.25) {
+    const s = scoreTop1(fixes, { bias: b, w });
+    if (s.f1 > best.f1 + 1e-9) best = { bias: b, f1: s.f1 };
+  }
+  return { bias: best.bias, w };
+}
+
+/** k-fold cross-validation inside the fitted fixes (folds round robin in `fixes`' order): pooled top-1 scores of the held folds. */
+export function crossValidate(fixes: readonly Fix[], k: number, drop: ReadonlySet<string> = new Set()): { precision: number; recall: number; f1: number } {
+  let tp = 0;
+  let predictions = 0;
+  let pairs = 0;
+  for (let fold = 0; fold < k; fold++) {
+    const held = fixes.filter((_, i) => i % k === fold);
+    const weights = fitWithBias(fixes.filter((_, i) => i % k !== fold), drop);
+    const s = countTop1(held, weights);
+    tp += s.tp;
+    predictions += s.predictions;
+    pairs += s.pairs;
+  }
+  return prf(tp, predictions, pairs);
+}
+
 /** Top-1 precision, recall and F1 when a fix's top candidate is predicted only if its score clears `bias`. */
 export function scoreTop1(fixes: readonly Fix[], weights: RankerWeights): { precision: number; recall: number; f1: number } {
+  const s = countTop1(fixes, weights);
+  return prf(s.tp, s.predictions, s.pairs);
+}
+
+function prf(tp: number, predictions: number, pairs: number): { precision: number; recall: number; f1: number } {
+  const precision = predictions ? tp / predictions : 0;
+  const recall = pairs ? tp / pairs : 0;
+  return { precision, recall, f1: precision + recall ? (2 * precision * recall) / (precision + recall) : 0 };
+}
+
+function countTop1(fixes: readonly Fix[], weights: RankerWeights): { tp: number; predictions: number; pairs: number } {
   let tp = 0;
   let predictions = 0;
   let pairs = 0;
@@ -79,16 +121,14 @@ export function scoreTop1(fixes: readonly Fix[], weights: RankerWeights): { prec
     predictions++;
     if (x.inducing.includes(top.sha)) tp++;
   }
-  const precision = predictions ? tp / predictions : 0;
-  const recall = pairs ? tp / pairs : 0;
-  return { precision, recall, f1: precision + recall ? (2 * precision * recall) / (precision + recall) : 0 };
+  return { tp, predictions, pairs };
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const { positionals, values } = parseArgs({ allowPositionals: true, options: { cache: { type: 'string' } } });
+  const { positionals, values } = parseArgs({ allowPositionals: true, options: { cache: { type: 'string' }, cv: { type: 'string' }, drop: { type: 'string' } } });
   const [clone, oraclePath] = positionals;
   if (!clone || !oraclePath) {
-    process.stderr.write('usage: fit-szz-ranker.ts <clone> <tuning.jsonl> [--cache features.json]\n');
+    process.stderr.write('usage: fit-szz-ranker.ts <clone> <tuning.jsonl> [--cache features.json] [--cv k] [--drop f,g]\n');
     process.exit(2);
   }
   let fixes: Fix[];
@@ -99,14 +139,23 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   }
   const found = fixes.filter((x) => x.candidates.some((c) => x.inducing.includes(c.sha))).length;
   process.stdout.write(`${fixes.length} fixes, ${fixes.reduce((n, x) => n + x.candidates.length, 0)} candidates, inducer among them for ${found}\n`);
-  const w = fit(fixes);
-  // The bias: the lowest score still worth predicting, chosen for F1 on the same (tuning) fixes.
-  let best = { bias: 0, f1: -1 };
-  for (let b = -10; b <= 10; b += 0.25) {
-    const s = scoreTop1(fixes, { bias: b, w });
-    if (s.f1 > best.f1 + 1e-9) best = { bias: b, f1: s.f1 };
+  const drop = new Set((values.drop ?? '').split(',').filter(Boolean));
+  const unknown = [...drop].filter((d) => !(FEATURES as readonly string[]).includes(d));
+  if (unknown.length) {
+    process.stderr.write(`--drop names no feature: ${unknown.join(', ')} (features: ${FEATURES.join(', ')})\n`);
+    process.exit(2);
   }
-  const weights: RankerWeights = { bias: best.bias, w };
+  if (values.cv) {
+    const k = Number(values.cv);
+    if (!Number.isInteger(k) || k < 2) {
+      process.stderr.write(`--cv must be an integer of at least 2, got ${values.cv}\n`);
+      process.exit(2);
+    }
+    const s = crossValidate(fixes, k, drop);
+    process.stdout.write(`${k}-fold cross-validation: P ${s.precision.toFixed(3)} R ${s.recall.toFixed(3)} F1 ${s.f1.toFixed(3)}\n`);
+  }
+  const weights = fitWithBias(fixes, drop);
+  const w = weights.w;
   const round = (n: number): number => Math.round(n * 1000) / 1000;
   process.stdout.write(`weights: ${JSON.stringify({ bias: weights.bias, w: Object.fromEntries(FEATURES.map((k) => [k, round(w[k])])) })}\n`);
   const always = scoreTop1(fixes, { bias: 1e6, w });

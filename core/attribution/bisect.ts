@@ -46,7 +46,7 @@ export interface BisectOptions {
   maxImportHalving?: number;
   /** Extra runs the found commit's passing parent must pass (default 2: three passes, as validate's `runs`). */
   confirmRuns?: number;
-  /** Where PR2's whole test module cannot import, try PR2's test changes applied to the commit's own (default true). */
+  /** Where PR2's whole test module cannot import or its whole files crash the runner, try PR2's test changes applied to the commit's own (default true). */
   transplant?: boolean;
   signal?: AbortSignal;
   /** The fail->pass tests validate saw failing at PR2's base (its S4 state, the same run): that probe is skipped. */
@@ -133,7 +133,9 @@ export async function bisectInducer(opts: BisectOptions): Promise<BisectResult> 
         if (select && runProblem(r, runner.exitCodes) !== null) r = await run(env, commit);
         verdict = classifyRun(r, runner, opts.failToPass, testFiles);
       }
-      if (verdict.outcome === 'skip' && verdict.reason === 'import_error' && opts.transplant !== false) {
+      // A runner crash before any test may be PR2's whole support module failing on the commit's code (Django
+      // 3434dbd39d: PR2's tests/constraints/models.py passes `violation_error_code`, which the inducer's era lacks).
+      if (verdict.outcome === 'skip' && (verdict.reason === 'import_error' || verdict.reason === 'runner_crash') && opts.transplant !== false) {
         const moved = await transplanted(commit, role);
         if (moved.verdict) return { commit, role, seconds: (Date.now() - started) / 1000, transplanted: true, ...moved.verdict };
         verdict = { ...verdict, detail: `${verdict.detail}; with PR2's test changes applied: ${moved.why}` };
@@ -142,8 +144,9 @@ export async function bisectInducer(opts: BisectOptions): Promise<BisectResult> 
     return { commit, role, seconds: (Date.now() - started) / 1000, ...verdict };
   };
   // PR2's whole test module may import what this commit lacks (Django: tests/admin_views/tests.py grows
-  // imports every release), though its new tests would run here: then the PR's test changes alone are
-  // applied to the commit's own modules. A pass is a pass (of some tests too: the search may follow
+  // imports every release), or its whole support module crash the runner here (a test model using a later
+  // option), though its new tests would run here: then the PR's test changes alone are applied to the
+  // commit's own modules. A pass is a pass (of some tests too: the search may follow
   // those). A failure counts only inside the bisection range (a good end is known below): before the
   // tested code exists its tests fail too, and that is no evidence of the bug (an import error there
   // keeps "introduced" readable).

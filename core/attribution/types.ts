@@ -36,8 +36,8 @@ export type StepRole = 'bad_end' | 'good_end' | 'bisect' | 'confirm';
 
 /**
  * `reused`: not probed, the outcome validate already saw there (PR2's base: its S4 state).
- * `transplanted`: PR2's whole test module could not import there; the outcome is that of PR2's test
- * changes applied to the commit's own test modules.
+ * `transplanted`: PR2's whole test module could not import there (or its whole files crashed the runner);
+ * the outcome is that of PR2's test changes applied to the commit's own test modules.
  */
 export type Step = { commit: string; role: StepRole; seconds: number; reused?: true; transplanted?: true } & Verdict;
 

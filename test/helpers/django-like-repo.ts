@@ -89,6 +89,12 @@ const RUNTESTS_PY = [
   'for app in sorted({label.split(".")[0] for label in options.modules}):',
   '    if options.verbosity >= 2:',
   '        print("Importing application %s" % app)',
+  '    # django.setup() imports every installed app\'s models: a model that does not fit crashes the runner here.',
+  '    try:',
+  '        importlib.import_module(app + ".models")',
+  '    except ModuleNotFoundError as e:',
+  '        if e.name != app + ".models":',
+  '            raise',
   'runner = DiscoverRunner(verbosity=options.verbosity, interactive=options.interactive, parallel=int(options.parallel))',
   'failures = runner.run_tests(options.modules)',
   'sys.exit(bool(failures))',
@@ -98,21 +104,38 @@ export const CALC = 'tests/calc/tests.py';
 export const NEW = 'tests/calc/test_new.py';
 
 /**
+ * The files every Django-like checkout needs (path -> text): the `django` package's stand-ins (test case,
+ * runner, app registry, `django.utils`), `tests/runtests.py` and the settings `tests/test_sqlite.py`.
+ */
+export function djangoScaffold(): Record<string, string> {
+  const text = (lines: string[]): string => `${lines.join('\n')}\n`;
+  return {
+    'django/__init__.py': text(['VERSION = (5, 1, 0, "final", 0)']),
+    'django/test/__init__.py': text(['from unittest import TestCase as SimpleTestCase  # noqa: F401']),
+    'django/test/runner.py': text(RUNNER_PY),
+    // Django's app registry, reduced to the models dicts a model class registers itself in.
+    'django/apps/__init__.py': text(['import collections', '', '', 'class Apps:', '    def __init__(self):', '        self.all_models = collections.defaultdict(dict)', '', '    def clear_cache(self):', '        pass', '', '', 'apps = Apps()']),
+    'django/utils/__init__.py': text([]),
+    'tests/runtests.py': text(RUNTESTS_PY),
+    'tests/test_sqlite.py': text(['DATABASES = {"default": {"ENGINE": "django.db.backends.sqlite3"}}']),
+  };
+}
+
+function mkdirFor(dir: string, file: string): string {
+  const at = path.dirname(path.join(dir, file));
+  mkdirSync(at, { recursive: true });
+  return at;
+}
+
+/**
  * A: buggy add(); B: the fix, a new test in tests.py and a new module test_new.py that needs B's code;
  * C: probes (environment, a module raising ImportError, one raising AttributeError at import, nested
  * test packages, an async test the runner never awaits); D: a settings module that raises (the runner crashes before any test).
  */
 export function makeDjangoLikeRepo(dir: string): { A: string; B: string; C: string; D: string } {
   git(dir, 'init', '-q', '-b', 'main');
-  write(dir, 'django/__init__.py', ['VERSION = (5, 1, 0, "final", 0)']);
-  write(dir, 'django/test/__init__.py', ['from unittest import TestCase as SimpleTestCase  # noqa: F401']);
-  write(dir, 'django/test/runner.py', RUNNER_PY);
-  // Django's app registry, reduced to the models dicts a model class registers itself in.
-  write(dir, 'django/apps/__init__.py', ['import collections', '', '', 'class Apps:', '    def __init__(self):', '        self.all_models = collections.defaultdict(dict)', '', '    def clear_cache(self):', '        pass', '', '', 'apps = Apps()']);
-  write(dir, 'django/utils/__init__.py', []);
+  for (const [file, text] of Object.entries(djangoScaffold())) writeFileSync(path.join(mkdirFor(dir, file), path.basename(file)), text);
   write(dir, 'django/utils/calc.py', ['def add(a, b):', '    return a - b']);
-  write(dir, 'tests/runtests.py', RUNTESTS_PY);
-  write(dir, 'tests/test_sqlite.py', ['DATABASES = {"default": {"ENGINE": "django.db.backends.sqlite3"}}']);
   write(dir, 'tests/calc/__init__.py', []);
   const calcTests = [
     'import unittest',

@@ -1,6 +1,6 @@
 /** The ranker fit (scripts/fit-szz-ranker.ts) on candidate lists whose inducer only one feature tells apart. */
 import { describe, expect, it } from 'vitest';
-import { fit, scoreTop1 } from '../../scripts/fit-szz-ranker.ts';
+import { crossValidate, fit, scoreTop1 } from '../../scripts/fit-szz-ranker.ts';
 import { FEATURES, type CandidateFeatures } from '../../stages/szz/rank.ts';
 
 const zero = Object.fromEntries(FEATURES.map((k) => [k, 0])) as unknown as CandidateFeatures;
@@ -32,5 +32,12 @@ describe('fit-szz-ranker', () => {
     const data = fixes(5);
     const w = fit(data, 200, 0.5);
     expect(scoreTop1(data, { bias: -1e6, w })).toEqual({ precision: 0, recall: 0, f1: 0 });
+  });
+
+  it('cross_validation_scores_held_folds_and_a_dropped_feature_is_never_learned', () => {
+    const data = fixes(12);
+    expect(crossValidate(data, 2)).toEqual({ precision: 1, recall: 1, f1: 1 });
+    // Without the two features that tell the inducer apart every candidate ties and a decoy is first.
+    expect(crossValidate(data, 3, new Set(['tokens', 'age'])).f1).toBe(0);
   });
 });

@@ -4,7 +4,8 @@
  * whose fixed line was last touched by a refactor after the inducer. In each, blame alone (stages/szz's
  * pick) names the wrong PR and the bisection names the inducer; a commit whose test module cannot import
  * is skipped, never blamed; where PR2's whole module cannot import, its test changes are laid over the
- * commit's own module (its patch, or where that conflicts, its changed test definitions). Then the demo repository: a bug born with its PR (#3 -> #8) is confirmed, and
+ * commit's own module (its patch, or where that conflicts, its changed test definitions), and so are they
+where PR2's whole support module crashes Django's runner (a Django-like history). Then the demo repository: a bug born with its PR (#3 -> #8) is confirmed, and
  * one a direct commit caused (-> #10) is unattributed. One container per history (the bookworm base
  * image has pytest; PYTHONPATH points at the work tree).
  */
@@ -22,6 +23,7 @@ import { attributeFix } from '../../../stages/szz/attribute.ts';
 import { MetaChanges } from '../../../stages/szz/meta.ts';
 import { pickIntroducer, toEvidence } from '../../../stages/szz/pick.ts';
 import { makeDemoRepo } from '../../../pipeline/demo/make-demo-repo.ts';
+import { djangoScaffold } from '../../helpers/django-like-repo.ts';
 import { gitRepo, type GitRepo } from '../../helpers/git-repo.ts';
 
 const docker = connectDocker();
@@ -30,6 +32,7 @@ const skip = !dockerUp && !process.env['CI'];
 if (skip) console.warn('[bisect-docker.test] SKIPPED: Docker is not reachable and CI is unset');
 
 const pytest = getRunner('pytest');
+const django = getRunner('django');
 const day = (n: number): string => `2024-03-${String(n).padStart(2, '0')}T12:00:00Z`;
 
 /** One PR per step after an initial commit: squash-merged as "Title (#N)", or merged from a branch (`merge`). */
@@ -61,10 +64,10 @@ interface Outcome {
   blamedOnMainline: boolean;
 }
 
-/** One container per history: every commit runs in the bookworm base image with the work tree on PYTHONPATH. */
-function basePool(dir: string): EraPool {
+/** One container per history: every commit runs in the bookworm base image with the work tree on PYTHONPATH (pytest), or Django's runner. */
+function basePool(dir: string, runner = pytest): EraPool {
   return new EraPool({
-    eraOf: async () => ({ kind: 'ready', image: DEFAULT_BASE_ALIAS, runner: pytest, env: { PYTHONPATH: '/tmp/testbed' } }),
+    eraOf: async () => ({ kind: 'ready', image: DEFAULT_BASE_ALIAS, runner, ...(runner === pytest ? { env: { PYTHONPATH: '/tmp/testbed' } } : {}) }),
     open: (era) => openChainEnv({ gitDir: join(dir, '.git'), docker, ...era }),
   });
 }
@@ -74,7 +77,7 @@ async function attribute(
   repo: { dir: string },
   f2p: string[],
   testFiles: string[],
-  opts: { pr2?: string; reference?: string; pool?: EraPool; transplant?: boolean } = {},
+  opts: { pr2?: string; reference?: string; pool?: EraPool; transplant?: boolean; overlayFiles?: string[] } = {},
 ): Promise<Outcome> {
   const { mainline, changes } = await listChanges(repo.dir, { branch: 'main', units: 'auto', tracker: 'auto' });
   const pr2 = opts.pr2 ? changes.find((c) => c.id === opts.pr2)! : changes[changes.length - 1]!;
@@ -91,6 +94,7 @@ async function attribute(
       fix: { baseSha: pr2.baseSha, headSha: pr2.mergeSha },
       failToPass: f2p,
       testFiles,
+      ...(opts.overlayFiles ? { overlayFiles: opts.overlayFiles } : {}),
       // The blamed commits themselves: a merged PR's branch commit is mapped to its merge on the mainline.
       candidates: [...new Set(evidence.candidates.flatMap((c) => c.lines.map((l) => l.sha)))],
       envFor: pool.envFor,
@@ -287,6 +291,55 @@ describe.skipIf(skip)('execution-confirmed attribution (Docker, generated histor
     // #2's whole-module failure is recorded as another failure; run as #1 ran, #2 passes (three times).
     expect(out.probes).toContain('#2:skip(other_failure)');
     expect(out.probes.filter((p) => p === '#2:good(transplanted)')).toHaveLength(3);
+  }, 300_000);
+});
+
+describe.skipIf(skip)("execution-confirmed attribution (Docker, a Django-like history and Django's runner)", () => {
+  const repos: GitRepo[] = [];
+  beforeAll(async () => {
+    await ensureImage(DEFAULT_BASE_ALIAS, { docker });
+  }, 600_000);
+  afterAll(async () => {
+    await Promise.all(repos.map((r) => r.remove()));
+  });
+
+  // #1 adds add() with its None guard and a test app whose models use Field; #2 (the inducer) drops the
+  // guard; #3 gives Field a `code` option and the app's model uses it; #4 (PR2) restores the guard, adds
+  // its test and a model of its own. Before #3, PR2's whole models.py crashes Django's setup (it imports
+  // every app's models before any test), as Django 3434dbd39d's did on `violation_error_code`.
+  const CALC = (guarded: boolean): string => `def add(a, b):\n${guarded ? '    if b is None:\n        return a\n' : ''}    return a + b\n`;
+  const FIELD = (code: boolean): string => `class Field:\n    def __init__(self, null=False${code ? ', code=None' : ''}):\n        self.null = null\n`;
+  const MODELS = (code: boolean, extra: boolean): string =>
+    `from django.db.fields import Field\n\n\nclass Item:\n    value = Field(${code ? 'code="v"' : ''})\n\n\nclass Other:\n    name = Field()\n${extra ? '\n\nclass Extra:\n    note = Field(null=True)\n' : ''}`;
+  const TESTS = (none: boolean): string =>
+    `from django.test import SimpleTestCase\nfrom django.utils.calc import add\n\n\nclass AddTests(SimpleTestCase):\n    def test_add(self):\n        self.assertEqual(add(2, 3), 5)\n${none ? '\n    def test_add_none(self):\n        self.assertEqual(add(2, None), 2)\n' : ''}`;
+
+  it("PR2's whole models.py crashes the runner before #3: its changes laid on #1's and #2's own models run there, #1 passes and #2 is found", async () => {
+    const repo = await history([
+      {
+        title: 'Add add',
+        files: { ...djangoScaffold(), 'django/db/__init__.py': '', 'django/db/fields.py': FIELD(false), 'django/utils/calc.py': CALC(true), 'tests/calc/__init__.py': '', 'tests/calc/models.py': MODELS(false, false), 'tests/calc/tests.py': TESTS(false) },
+      },
+      { title: 'Simplify add', files: { 'django/utils/calc.py': CALC(false) } },
+      { title: 'Add Field.code', files: { 'django/db/fields.py': FIELD(true), 'tests/calc/models.py': MODELS(true, false) } },
+      { title: 'Fix add with None', files: { 'django/utils/calc.py': CALC(true), 'tests/calc/models.py': MODELS(true, true), 'tests/calc/tests.py': TESTS(true) } },
+    ]);
+    repos.push(repo);
+    const f2p = ['test_add_none (calc.tests.AddTests)'];
+    const pool = basePool(repo.dir, django);
+    try {
+      const out = await attribute(repo, f2p, ['tests/calc/tests.py'], { pool, overlayFiles: ['tests/calc/models.py'] });
+      expect(out.result).toMatchObject({ kind: 'found' });
+      expect(out.decision).toMatchObject({ kind: 'attributed', change: '2', method: expect.stringContaining('execution') });
+      expect(out.probes).toContain('#1:good(transplanted)');
+      expect(out.probes).toContain('#2:bad(transplanted)');
+      // Laid over whole, PR2's models crash the runner at #1 and #2: nothing passes, nothing is found.
+      const whole = await attribute(repo, f2p, ['tests/calc/tests.py'], { pool, overlayFiles: ['tests/calc/models.py'], transplant: false });
+      expect(whole.result.kind).not.toBe('found');
+      expect(whole.probes.filter((p) => p.startsWith('#1:') || p.startsWith('#2:')).every((p) => p.endsWith('skip(runner_crash)'))).toBe(true);
+    } finally {
+      await pool.close();
+    }
   }, 300_000);
 });
 
