@@ -9,7 +9,7 @@ import PQueue from 'p-queue';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { BISECT_DEFAULTS, BISECT_KINDS, type Step } from '../core/attribution/index.ts';
+import { BISECT_DEFAULTS, BISECT_KINDS, executionOutweighs, type Step } from '../core/attribution/index.ts';
 import { writeAtomic } from '../core/artifacts.ts';
 import type { Config } from '../core/config.ts';
 import { assertDockerReachable, connectDocker, ensureImage } from '../core/env/index.ts';
@@ -25,7 +25,7 @@ import { ChainWork, executeFix, FIX_DROP_REASONS } from '../stages/validate/inde
 
 /** The rule that combines the two, printed with the table. */
 export const EXECUTION_RULE =
-  "blame + execution: the bisection's commit (found, or introduced: the tests cannot import before it and fail from it) replaces blame's prediction; any other outcome (ambiguous, budget, no good end, all skipped, flaky) leaves blame's prediction standing";
+  "blame + execution: the bisection's commit (found, or introduced: the tests cannot import before it and fail from it) replaces blame's prediction, except an introduced commit above blame's (below it the tests said nothing of blame's); any other outcome (ambiguous, budget, no good end, all skipped, flaky) leaves blame's prediction standing";
 
 /** What a step shows beyond its outcome: why a skip, which tests failed (and how) or passed all the same. */
 function whyOf(st: Step): string | null {
@@ -178,13 +178,15 @@ export async function executeOracle(o: ExecuteOptions): Promise<ExecuteReport> {
     await work?.close();
   }
   const toMainline = mainlineOf(history);
+  const order = new Map(history.mainline.map((c, i) => [c.sha, i]));
   const rows: FixRow[] = [];
   for (const f of fixes) {
     const c = saved.get(f.sha) ?? fresh.get(f.sha)!;
     const inducing = [...new Set(await Promise.all(f.entry.inducing.map(async (s) => toMainline(await revParse(o.clone, s).catch(() => s)))))];
     const blame = [...new Set(c.blame.predicted.map(toMainline))];
     const ex = c.execution;
-    const combined = ex.kind === 'bisected' && ex.commit !== null ? [ex.commit] : blame;
+    const named = ex.kind === 'bisected' && ex.commit !== null && (ex.outcome === 'found' || ex.outcome === 'introduced') ? { kind: ex.outcome, commit: ex.commit } : null;
+    const combined = named && executionOutweighs(named, blame[0] ?? null, order) ? [named.commit] : blame;
     rows.push({ fix: f.sha, inducing, blame, combined, execution: ex, reused: saved.has(f.sha) });
   }
   const scored = rows.filter((r) => r.execution.kind === 'bisected');

@@ -1,7 +1,8 @@
 /**
  * From a bisection to PR1: the change (PR or commit) holding the commit the tests name, and how it was
- * found. Execution wins over blame and references when it found a commit; what they named instead is
- * kept as a disagreement. A bisection that ends without a commit leaves the blame/reference pick.
+ * found. Execution wins over blame and references when it found a commit (`introduced`: unless what they
+ * named lies below it, `executionOutweighs`); what they named instead is kept as a disagreement. A
+ * bisection that ends without a commit leaves the blame/reference pick.
  */
 import { commitToChange } from '../history/changes.ts';
 import type { PullRequest } from '../model/change.ts';
@@ -12,7 +13,8 @@ export const ATTRIBUTION_METHODS = ['execution', 'blame', 'reference', 'executio
 export type AttributionMethod = (typeof ATTRIBUTION_METHODS)[number];
 
 export interface Disagreement {
-  source: 'blame' | 'reference';
+  /** `execution`: an `introduced` commit that did not outweigh an older pick (its change). */
+  source: 'blame' | 'reference' | 'execution';
   /** The change (PullRequest.id) that source named. */
   change: string;
 }
@@ -32,6 +34,23 @@ export interface DecideOptions {
   blame: string | null;
   /** The change an explicit reference names (PullRequest.id), or null. */
   reference: string | null;
+  /** Each first-parent commit's position, oldest first (the mainline's index). */
+  order: ReadonlyMap<string, number>;
+}
+
+/**
+ * Whether the bisection's commit replaces `named`, the commit blame or a reference named (null: none).
+ * `found` always does: the tests pass just below it and fail from it, which no other commit explains.
+ * `introduced` does unless `named` lies below it: below the introduced commit the tests could not import
+ * or failed another way, so they say nothing of `named` (Django f80669d2f5: its test calls
+ * lookup_allowed() with the `request` argument 594fcc2b74 added, and ends with TypeError at 45ecd9acca,
+ * the regression the fix names). A `named` above it is contradicted: the tests already fail below it.
+ */
+export function executionOutweighs(bisect: { kind: 'found' | 'introduced'; commit: string }, named: string | null, order: ReadonlyMap<string, number>): boolean {
+  if (bisect.kind === 'found' || named === null || named === bisect.commit) return true;
+  const at = order.get(named);
+  const born = order.get(bisect.commit);
+  return at === undefined || born === undefined || at > born;
 }
 
 function label(sources: ReadonlyArray<'execution' | 'blame' | 'reference'>): AttributionMethod {
@@ -44,7 +63,10 @@ export function decideAttribution(opts: DecideOptions): AttributionDecision {
     ...(opts.blame !== null ? [{ source: 'blame' as const, change: opts.blame }] : []),
     ...(opts.reference !== null ? [{ source: 'reference' as const, change: opts.reference }] : []),
   ];
-  if (opts.bisect?.kind === 'found' || opts.bisect?.kind === 'introduced') {
+  // No commit from execution (or an introduced one below which the tests say nothing): the reference wins over blame, as stages/szz picks.
+  const pick = opts.reference ?? opts.blame;
+  const pickCommit = pick === null ? null : (opts.changes.find((c) => c.id === pick)?.mergeSha ?? null);
+  if ((opts.bisect?.kind === 'found' || opts.bisect?.kind === 'introduced') && executionOutweighs(opts.bisect, pickCommit, opts.order)) {
     const commit = opts.bisect.commit;
     const change = commitToChange(opts.changes).get(commit);
     if (change === undefined) {
@@ -60,9 +82,8 @@ export function decideAttribution(opts: DecideOptions): AttributionDecision {
       disagreements: others.filter((o) => o.change !== change),
     };
   }
-  // No commit from execution: the reference wins over blame, as stages/szz picks.
-  const pick = opts.reference ?? opts.blame;
   if (pick === null) return { kind: 'unknown', execution };
   const agree = others.filter((o) => o.change === pick).map((o) => o.source);
-  return { kind: 'attributed', change: pick, commit: null, method: label(agree), execution, disagreements: others.filter((o) => o.change !== pick) };
+  const overruled = opts.bisect?.kind === 'introduced' ? [{ source: 'execution' as const, change: commitToChange(opts.changes).get(opts.bisect.commit) ?? opts.bisect.commit }] : [];
+  return { kind: 'attributed', change: pick, commit: null, method: label(agree), execution, disagreements: [...others.filter((o) => o.change !== pick), ...overruled] };
 }

@@ -14,7 +14,7 @@ export { goodEndOrder } from './probe-order.ts';
 export { searchFirstBad, type SearchOptions } from './search.ts';
 export { classifyRun, fileOfTest } from './classify-run.ts';
 export { EraPool, type EraImage, type EraPoolOptions } from './era-pool.ts';
-export { ATTRIBUTION_METHODS, decideAttribution, type AttributionDecision, type AttributionMethod, type DecideOptions, type Disagreement } from './decide.ts';
+export { ATTRIBUTION_METHODS, decideAttribution, executionOutweighs, type AttributionDecision, type AttributionMethod, type DecideOptions, type Disagreement } from './decide.ts';
 export { chainBisectInput, type ChainBisectInput } from './chain-input.ts';
 export { BISECT_KINDS } from './types.ts';
 export type { BisectCost, BisectKind, BisectResult, ProbeEnv, SearchResult, SkipReason, Step, StepRole, Verdict } from './types.ts';

@@ -36,8 +36,11 @@ export const AttributionSchema = z.object({
   execution: z.enum(BISECT_KINDS).nullable(),
   /** The PR1 blame or a reference had named when execution moved the chain to another PR1; else null. */
   moved_from: z.string().nullable(),
-  /** What blame or a reference named instead of the decision's change. */
-  disagreements: z.array(z.object({ source: z.enum(['blame', 'reference']), change: z.string() })),
+  /**
+   * What blame or a reference named instead of the decision's change; `execution`: the change of an
+   * `introduced` commit above the pick, below which the tests said nothing of it (core/attribution executionOutweighs).
+   */
+  disagreements: z.array(z.object({ source: z.enum(['blame', 'reference', 'execution']), change: z.string() })),
   /** `ambiguous` / `budget`: the commits the first bad one lies in (oldest first). */
   range: z.array(z.string()),
   /**

@@ -62,7 +62,8 @@ export async function attributeChain(v: ValidatedChain, deps: AttributeDeps): Pr
   } finally {
     await containers.close();
   }
-  const decision = decideAttribution({ bisect, changes, blame: input.blame, reference: input.reference });
+  const order = new Map(mainline.map((c, i) => [c.sha, i]));
+  const decision = decideAttribution({ bisect, changes, blame: input.blame, reference: input.reference, order });
   const record = toRecord(decision, bisect);
   if (decision.kind === 'unattributed') return { kind: 'unattributed', record, detail: `execution: ${decision.detail} (blame or a reference named ${v.pr1.id})` };
   if (decision.kind === 'attributed' && decision.commit !== null && decision.change !== v.pr1.id) {

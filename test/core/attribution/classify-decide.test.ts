@@ -3,7 +3,7 @@
  * XML), and the change a bisection names as PR1. Each guard is named after the mistake it prevents.
  */
 import { describe, expect, it } from 'vitest';
-import { chainBisectInput, classifyRun, decideAttribution, type BisectResult } from '../../../core/attribution/index.ts';
+import { chainBisectInput, classifyRun, decideAttribution, executionOutweighs, type BisectResult } from '../../../core/attribution/index.ts';
 import { getRunner, type StateRun } from '../../../core/env/index.ts';
 import type { PullRequest } from '../../../core/model/change.ts';
 import { validatedChain } from '../../helpers/chain-fixture.ts';
@@ -81,34 +81,56 @@ const pr = (id: string, mergeSha: string, commits: string[] = [mergeSha]): PullR
   id, number: Number(id), title: `PR ${id}`, body: '', author: 'a', mergedAt: '2024-01-01T00:00:00Z', mergeSha, baseSha: `${mergeSha}^`, style: commits.length > 1 ? 'merge' : 'squash', commits,
 });
 const CHANGES = [pr('1', 'm1'), pr('2', 'm2', ['b2a', 'b2b']), pr('3', 'm3')];
+// The first-parent line: m1, then m2 (PR 2's merge), then m3.
+const order = new Map([['m1', 0], ['m2', 1], ['m3', 2], ['direct', 3]]);
 const found = (commit: string): BisectResult => ({ kind: 'found', commit, good: 'x', steps: [], cost: { containers: 1, runs: 3, seconds: 1 } });
 
 describe('decideAttribution', () => {
   it('execution wins over blame, and the disagreement is kept', () => {
-    expect(decideAttribution({ bisect: found('m2'), changes: CHANGES, blame: '1', reference: null })).toEqual({
+    expect(decideAttribution({ bisect: found('m2'), changes: CHANGES, blame: '1', reference: null, order })).toEqual({
       kind: 'attributed', change: '2', commit: 'm2', method: 'execution', execution: 'found', disagreements: [{ source: 'blame', change: '1' }],
     });
   });
 
   it('agreement is reported as such (execution+blame+reference)', () => {
-    expect(decideAttribution({ bisect: found('m3'), changes: CHANGES, blame: '3', reference: '3' })).toMatchObject({ change: '3', method: 'execution+blame+reference', disagreements: [] });
-    expect(decideAttribution({ bisect: found('m3'), changes: CHANGES, blame: '1', reference: '3' })).toMatchObject({ method: 'execution+reference', disagreements: [{ source: 'blame', change: '1' }] });
+    expect(decideAttribution({ bisect: found('m3'), changes: CHANGES, blame: '3', reference: '3', order })).toMatchObject({ change: '3', method: 'execution+blame+reference', disagreements: [] });
+    expect(decideAttribution({ bisect: found('m3'), changes: CHANGES, blame: '1', reference: '3', order })).toMatchObject({ method: 'execution+reference', disagreements: [{ source: 'blame', change: '1' }] });
   });
 
   it('a bug born with the code (introduced) names the change that brought the code in, as execution', () => {
     const born: BisectResult = { kind: 'introduced', commit: 'm1', steps: [], cost: { containers: 1, runs: 3, seconds: 1 } };
-    expect(decideAttribution({ bisect: born, changes: CHANGES, blame: '1', reference: null })).toMatchObject({ kind: 'attributed', change: '1', commit: 'm1', method: 'execution+blame', execution: 'introduced' });
+    expect(decideAttribution({ bisect: born, changes: CHANGES, blame: '1', reference: null, order })).toMatchObject({ kind: 'attributed', change: '1', commit: 'm1', method: 'execution+blame', execution: 'introduced' });
+  });
+
+  it('an introduced commit does not overturn an older pick: below it the tests said nothing of that change (Django f80669d2f5)', () => {
+    const born = (commit: string): BisectResult => ({ kind: 'introduced', commit, steps: [], cost: { containers: 1, runs: 3, seconds: 1 } });
+    // Blame names #1 (m1); the tests fail another way below m3 and as at PR2's base from it: #1 stands, execution's #3 is kept as a disagreement.
+    expect(decideAttribution({ bisect: born('m3'), changes: CHANGES, blame: '1', reference: null, order })).toEqual({
+      kind: 'attributed', change: '1', commit: null, method: 'blame', execution: 'introduced', disagreements: [{ source: 'execution', change: '3' }],
+    });
+    // A reference below it stands the same way; a pick above it is contradicted (the tests already fail below it).
+    expect(decideAttribution({ bisect: born('m2'), changes: CHANGES, blame: '3', reference: '1', order })).toMatchObject({ change: '1', commit: null, method: 'reference' });
+    expect(decideAttribution({ bisect: born('m1'), changes: CHANGES, blame: '3', reference: null, order })).toMatchObject({ change: '1', commit: 'm1', method: 'execution', disagreements: [{ source: 'blame', change: '3' }] });
+    // A found commit outweighs any pick, older or newer; so does an introduced one when nothing else names a change.
+    expect(decideAttribution({ bisect: found('m3'), changes: CHANGES, blame: '1', reference: null, order })).toMatchObject({ change: '3', method: 'execution' });
+    expect(decideAttribution({ bisect: born('m3'), changes: CHANGES, blame: null, reference: null, order })).toMatchObject({ change: '3', method: 'execution' });
+  });
+
+  it('executionOutweighs: a pick whose place on the first-parent line is unknown is outweighed', () => {
+    expect(executionOutweighs({ kind: 'introduced', commit: 'm3' }, 'elsewhere', order)).toBe(true);
+    expect(executionOutweighs({ kind: 'introduced', commit: 'm3' }, 'm2', order)).toBe(false);
+    expect(executionOutweighs({ kind: 'found', commit: 'm3' }, 'm2', order)).toBe(true);
   });
 
   it('a first bad commit that belongs to no change (a direct commit) is unattributed, not pinned on a neighbour', () => {
-    expect(decideAttribution({ bisect: found('direct'), changes: CHANGES, blame: '1', reference: null })).toMatchObject({ kind: 'unattributed', commit: 'direct' });
+    expect(decideAttribution({ bisect: found('direct'), changes: CHANGES, blame: '1', reference: null, order })).toMatchObject({ kind: 'unattributed', commit: 'direct' });
   });
 
   it('without a commit from execution the reference, then blame, stands, and says so', () => {
     const amb: BisectResult = { kind: 'ambiguous', commits: ['m2', 'm3'], good: 'm1', steps: [], cost: { containers: 1, runs: 4, seconds: 2 } };
-    expect(decideAttribution({ bisect: amb, changes: CHANGES, blame: '1', reference: null })).toMatchObject({ kind: 'attributed', change: '1', commit: null, method: 'blame', execution: 'ambiguous' });
-    expect(decideAttribution({ bisect: null, changes: CHANGES, blame: '1', reference: '1' })).toMatchObject({ change: '1', method: 'blame+reference' });
-    expect(decideAttribution({ bisect: null, changes: CHANGES, blame: null, reference: null })).toEqual({ kind: 'unknown', execution: null });
+    expect(decideAttribution({ bisect: amb, changes: CHANGES, blame: '1', reference: null, order })).toMatchObject({ kind: 'attributed', change: '1', commit: null, method: 'blame', execution: 'ambiguous' });
+    expect(decideAttribution({ bisect: null, changes: CHANGES, blame: '1', reference: '1', order })).toMatchObject({ change: '1', method: 'blame+reference' });
+    expect(decideAttribution({ bisect: null, changes: CHANGES, blame: null, reference: null, order })).toEqual({ kind: 'unknown', execution: null });
   });
 });
 
