@@ -17,6 +17,7 @@ import { errorMessage } from '../core/errors.ts';
 import { fingerprint } from '../core/fingerprint.ts';
 import { git, revParse } from '../core/git.ts';
 import { commitToChange, listChanges, type ListedChanges } from '../core/history/changes.ts';
+import { positions } from '../core/history/mainline.ts';
 import type { Logger } from '../core/log.ts';
 import { sourceSettings } from '../core/sources/registry.ts';
 import { NO_SECRETS } from '../core/config.ts';
@@ -178,7 +179,7 @@ export async function executeOracle(o: ExecuteOptions): Promise<ExecuteReport> {
     await work?.close();
   }
   const toMainline = mainlineOf(history);
-  const order = new Map(history.mainline.map((c, i) => [c.sha, i]));
+  const order = positions(history.mainline);
   const rows: FixRow[] = [];
   for (const f of fixes) {
     const c = saved.get(f.sha) ?? fresh.get(f.sha)!;

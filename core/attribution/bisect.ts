@@ -6,7 +6,7 @@
  */
 import { ForesightError } from '../errors.ts';
 import { commitToChange } from '../history/changes.ts';
-import type { MainlineCommit } from '../history/mainline.ts';
+import { positions, type MainlineCommit } from '../history/mainline.ts';
 import type { PullRequest } from '../model/change.ts';
 import type { ChainEnv, Runner, StateRun } from '../env/index.ts';
 import { outgrownCandidate, runProblem } from '../env/index.ts';
@@ -169,7 +169,7 @@ export async function bisectInducer(opts: BisectOptions): Promise<BisectResult> 
     return { commit, role, seconds: (Date.now() - started) / 1000, transplanted: true, ...verdict };
   };
 
-  const index = new Map(opts.mainline.map((c, i) => [c.sha, i]));
+  const index = positions(opts.mainline);
   const changeOf = commitToChange(opts.changes);
   const byId = new Map(opts.changes.map((c) => [c.id, c]));
   const onMainline = (sha: string): number | undefined => {

@@ -65,10 +65,11 @@ export function decideAttribution(opts: DecideOptions): AttributionDecision {
   ];
   // No commit from execution (or an introduced one below which the tests say nothing): the reference wins over blame, as stages/szz picks.
   const pick = opts.reference ?? opts.blame;
+  const changeOf = commitToChange(opts.changes);
   const pickCommit = pick === null ? null : (opts.changes.find((c) => c.id === pick)?.mergeSha ?? null);
   if ((opts.bisect?.kind === 'found' || opts.bisect?.kind === 'introduced') && executionOutweighs(opts.bisect, pickCommit, opts.order)) {
     const commit = opts.bisect.commit;
-    const change = commitToChange(opts.changes).get(commit);
+    const change = changeOf.get(commit);
     if (change === undefined) {
       return { kind: 'unattributed', commit, detail: `the tests stop passing at ${commit.slice(0, 10)}, a commit of no change`, disagreements: others };
     }
@@ -84,6 +85,6 @@ export function decideAttribution(opts: DecideOptions): AttributionDecision {
   }
   if (pick === null) return { kind: 'unknown', execution };
   const agree = others.filter((o) => o.change === pick).map((o) => o.source);
-  const overruled = opts.bisect?.kind === 'introduced' ? [{ source: 'execution' as const, change: commitToChange(opts.changes).get(opts.bisect.commit) ?? opts.bisect.commit }] : [];
+  const overruled = opts.bisect?.kind === 'introduced' ? [{ source: 'execution' as const, change: changeOf.get(opts.bisect.commit) ?? opts.bisect.commit }] : [];
   return { kind: 'attributed', change: pick, commit: null, method: label(agree), execution, disagreements: [...others.filter((o) => o.change !== pick), ...overruled] };
 }

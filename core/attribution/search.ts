@@ -3,6 +3,7 @@
  * bounded by blame's candidates (else a time window), then bisect to the first bad commit, skipping
  * commits where the tests cannot run as `git bisect skip` does.
  */
+import { positions } from '../history/mainline.ts';
 import { candidatesBelow, goodEndOrder, nextProbe, windowStart } from './probe-order.ts';
 import type { SearchResult, Step, StepRole } from './types.ts';
 
@@ -66,7 +67,7 @@ function introduction(
 
 export async function searchFirstBad(opts: SearchOptions): Promise<SearchResult> {
   const steps: Step[] = [];
-  const index = new Map(opts.mainline.map((c, i) => [c.sha, i]));
+  const index = positions(opts.mainline);
   const sha = (i: number): string => opts.mainline[i]!.sha;
   const stepsAt = (i: number): Step[] => steps.filter((s) => index.get(s.commit) === i);
   // The exceptions the tests end with at the bad end, read when a failure elsewhere needs comparing.

@@ -13,6 +13,11 @@ export interface MainlineCommit {
   body: string;
 }
 
+/** Each first-parent commit's position in `mainline` (oldest first: an older commit has the smaller one). */
+export function positions(mainline: ReadonlyArray<{ sha: string }>): Map<string, number> {
+  return new Map(mainline.map((c, i) => [c.sha, i]));
+}
+
 /** The first-parent history of `branch`, oldest first, streamed from git log. */
 export async function readMainline(clone: string, branch: string): Promise<MainlineCommit[]> {
   const out: MainlineCommit[] = [];

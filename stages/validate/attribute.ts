@@ -7,6 +7,7 @@
 import { bisectInducer, chainBisectInput, decideAttribution, type AttributionDecision, type BisectResult } from '../../core/attribution/index.ts';
 import { errorMessage } from '../../core/errors.ts';
 import type { ListedChanges } from '../../core/history/changes.ts';
+import { positions } from '../../core/history/mainline.ts';
 import type { Attribution } from '../../core/model/attribution.ts';
 import type { PullRequest } from '../../core/model/change.ts';
 import type { ValidatedChain } from '../../core/model/validated.ts';
@@ -62,8 +63,7 @@ export async function attributeChain(v: ValidatedChain, deps: AttributeDeps): Pr
   } finally {
     await containers.close();
   }
-  const order = new Map(mainline.map((c, i) => [c.sha, i]));
-  const decision = decideAttribution({ bisect, changes, blame: input.blame, reference: input.reference, order });
+  const decision = decideAttribution({ bisect, changes, blame: input.blame, reference: input.reference, order: positions(mainline) });
   const record = toRecord(decision, bisect);
   if (decision.kind === 'unattributed') return { kind: 'unattributed', record, detail: `execution: ${decision.detail} (blame or a reference named ${v.pr1.id})` };
   if (decision.kind === 'attributed' && decision.commit !== null && decision.change !== v.pr1.id) {

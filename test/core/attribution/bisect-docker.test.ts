@@ -17,6 +17,7 @@ import { bisectInducer, decideAttribution, EraPool, type BisectResult } from '..
 import { connectDocker, DEFAULT_BASE_ALIAS, ensureImage, getRunner, isDockerReachable, openChainEnv } from '../../../core/env/index.ts';
 import { git } from '../../../core/git.ts';
 import { commitToChange, listChanges } from '../../../core/history/changes.ts';
+import { positions } from '../../../core/history/mainline.ts';
 import type { Candidate } from '../../../core/model/candidate.ts';
 import type { PullRequest } from '../../../core/model/change.ts';
 import { attributeFix } from '../../../stages/szz/attribute.ts';
@@ -106,8 +107,7 @@ async function attribute(
     const name = (sha: string): string => (changeOf.has(sha) ? `#${changeOf.get(sha)}` : `@${number.get(sha)}`);
     const probes = result.steps.map((s) => `${name(s.commit)}:${s.outcome}${s.outcome === 'skip' ? `(${s.reason})` : ''}${s.transplanted ? '(transplanted)' : ''}`);
     const seconds = result.steps.map((s) => s.seconds.toFixed(1)).join(' ');
-    const order = new Map(mainline.map((c, i) => [c.sha, i]));
-    const decision = decideAttribution({ bisect: result, changes, blame: evidence.candidates[0]?.change ?? null, reference: opts.reference ?? null, order });
+    const decision = decideAttribution({ bisect: result, changes, blame: evidence.candidates[0]?.change ?? null, reference: opts.reference ?? null, order: positions(mainline) });
     console.log(`[bisect-docker] ${pr2.title}: blame ${picked ? `#${picked.pr1.id}` : 'none'}, bisection ${result.kind}; probes ${probes.join(' ')}; seconds ${seconds}; cost ${JSON.stringify(result.cost)}`);
     const blamedOnMainline = evidence.candidates.every((c) => c.lines.every((l) => number.has(l.sha)));
     return { blame: picked?.pr1.id ?? null, result, decision, probes, blamedOnMainline };
