@@ -6,7 +6,7 @@
  * candidates given. A fix whose tests cannot run here is dropped with a literal reason, never scored.
  */
 import { bisectInducer, type BisectResult } from '../../core/attribution/index.ts';
-import { isIgnoredTest, outgrownCandidate, type StateRun } from '../../core/env/index.ts';
+import { filterTestFiles, isIgnoredTest, outgrownCandidate, type StateRun } from '../../core/env/index.ts';
 import { splitPatch } from '../../core/extract/split-patch.ts';
 import type { ListedChanges } from '../../core/history/changes.ts';
 import type { Logger } from '../../core/log.ts';
@@ -21,7 +21,7 @@ import { chainBackends } from './validate-chain.ts';
 export const FIX_DROP_REASONS = [
   /** The fix's parent is not on the first-parent history (a merged branch's commit): nothing to bisect along. */
   'not_on_mainline',
-  /** The fix touched no test module. */
+  /** The fix touched no test module its era's runner runs. */
   'no_test_files',
   /** The fix's era environment did not build. */
   'env_broken',
@@ -72,14 +72,17 @@ export async function executeFix(work: ChainWork, input: FixInput, signal: Abort
   if (!input.history.mainline.some((c) => c.sha === fix.baseSha)) return drop('not_on_mainline', `${fix.baseSha.slice(0, 10)} is not a first-parent commit`);
   const split = await splitPatch(input.clone, fix.baseSha, fix.headSha);
   if (!split.testFiles.length) return drop('no_test_files', `${fix.headSha.slice(0, 10)} touched no test module`);
-  const { testFiles, overlayFiles } = split;
+  const { overlayFiles } = split;
+  const first = await work.eraOf(fix.headSha, split.testFiles, signal, { log });
+  if (first.kind === 'broken') return drop('env_broken', first.problem);
+  // Only the modules the era's runner runs (Django's runtests.py collects no js_tests/*.test.js): none is no test, not an infrastructure failure.
+  const testFiles = filterTestFiles(first.recipe, split.testFiles).filter((f) => first.runner.runs?.(f) ?? true);
+  if (!testFiles.length) return drop('no_test_files', `${fix.headSha.slice(0, 10)} touched no test module its runner (${first.runner.name}) runs: ${split.testFiles.join(', ')}`);
   // validate's S4 and S5 of a chain whose PR2 is this fix; both in the era of the fix (PR2's head).
   const requests: Record<'S4' | 'S5', StateRequest> = {
     S4: { name: 'S4', checkout: fix.baseSha, overlay: fix.headSha, testFiles, overlayFiles },
     S5: { name: 'S5', checkout: fix.headSha, overlay: null, testFiles, overlayFiles: [] },
   };
-  const first = await work.eraOf(fix.headSha, testFiles, signal, { log });
-  if (first.kind === 'broken') return drop('env_broken', first.problem);
   let era = first;
   // The era's install candidates the fix's states outgrew (an installed package lacks what they import).
   const passedOver: string[] = [];

@@ -3,7 +3,8 @@
  *  - #5 fixes greet() crashing on None; blame names #1, which wrote the fixed lines, but #3 deleted the None
  *    guard of the helper greet relies on: the bisection names #3, so blame + execution scores what blame misses;
  *  - #7's test module imports a package this environment does not have: its tests cannot run at the fix, so it
- *    is dropped with that reason and scored by neither.
+ *    is dropped with that reason and scored by neither;
+ *  - #8 changes only a JavaScript test, which pytest does not run: dropped as touching no test module, not as infra.
  * A rerun reads the checkpoints and does no container work. One container (the bookworm base image has
  * pytest; a root conftest.py puts the work tree on sys.path).
  */
@@ -58,12 +59,16 @@ describe.skipIf(skip)('szz-eval --execute (Docker, a generated history)', () => 
           'tests/test_loader.py': "import not_installed_anywhere\nfrom loader import load\n\n\ndef test_blank_lines():\n    assert load('a=1\\n\\nb=2') == {'a': '1', 'b': '2'}\n",
         },
       },
+      {
+        title: 'Fix the widget on small screens',
+        files: { 'static/widget.js': 'export const width = 12;\n', 'js_tests/widget.test.js': "test('width', () => expect(width).toBe(12));\n" },
+      },
     ];
     await repo.commit({ files: { 'README.md': 'demo\n', 'conftest.py': '' }, message: 'Initial commit', date: day(1) });
     for (const [i, pr] of prs.entries()) sha[i + 1] = await repo.commit({ files: pr.files, message: `${pr.title} (#${i + 1})`, date: day(i + 2) });
     dataRoot = await mkdtemp(join(tmpdir(), 'foresight-szz-execute-'));
     const oraclePath = join(dataRoot, 'oracle.jsonl');
-    await writeFile(oraclePath, [{ fix: sha[5], inducing: [sha[3]] }, { fix: sha[7], inducing: [sha[6]] }].map((e) => JSON.stringify(e)).join('\n') + '\n');
+    await writeFile(oraclePath, [{ fix: sha[5], inducing: [sha[3]] }, { fix: sha[7], inducing: [sha[6]] }, { fix: sha[8], inducing: [sha[1]] }].map((e) => JSON.stringify(e)).join('\n') + '\n');
     const oracle = await readOracle(oraclePath);
     const config = loadConfig({ FORESIGHT_OFFLINE: '1', FORESIGHT_IMAGE: DEFAULT_BASE_ALIAS });
     const ac = new AbortController();
@@ -91,13 +96,19 @@ describe.skipIf(skip)('szz-eval --execute (Docker, a generated history)', () => 
   });
 
   it('drops #7, whose test module cannot be imported even at the fix, with that reason, and scores it nowhere', () => {
-    expect(first.dropped).toEqual([{ fix: sha[7], reason: 'fix_tests_broken', detail: expect.stringContaining('tests/test_loader.py cannot be imported at the fix') }]);
+    expect(first.dropped).toContainEqual({ fix: sha[7], reason: 'fix_tests_broken', detail: expect.stringContaining('tests/test_loader.py cannot be imported at the fix') });
     const printed = formatExecuteReport(first);
-    expect(printed).toContain('scored: 1 of 2 oracle fixes');
+    expect(printed).toContain('scored: 1 of 3 oracle fixes');
     expect(printed).toMatch(/blame only\s+1\s+\d+\s+0\s+.*0\.000/);
     expect(printed).toMatch(/blame \+ execution\s+1\s+1\s+1\s+1\.000\s+1\.000\s+1\.000/);
     expect(printed).toContain('fix_tests_broken: sqlite: tests/test_loader.py cannot be imported at the fix');
     expect(printed).toContain("rule: blame + execution: the bisection's commit");
+  });
+
+  it('drops #8, whose only test module is one pytest does not run (a JavaScript test), as touching no test module: no infra failure', () => {
+    expect(first.dropped).toContainEqual({ fix: sha[8], reason: 'no_test_files', detail: expect.stringContaining('touched no test module its runner (pytest) runs: js_tests/widget.test.js') });
+    expect(first.dropped).toHaveLength(2);
+    expect(first.rows.find((r) => r.fix === sha[8])!.execution.cost.runs).toBe(0);
   });
 
   it('a rerun with the same inputs reads every fix from its checkpoint: no container, no run', async () => {

@@ -55,6 +55,8 @@ export interface Runner {
    * runner says it found no test). Any other code without a failing test is an infrastructure error.
    */
   exitCodes: { ok: readonly number[]; noTestsCollected: readonly number[] };
+  /** Whether this runner can run a test module (Django's runtests.py and pytest: Python files). Optional: without it, every one. */
+  runs?(testFile: string): boolean;
   /**
    * The requested test file a test id belongs to (to match ids against `collectionErrors`), or null.
    * Optional: without it an id is pytest's `<file>::...`.

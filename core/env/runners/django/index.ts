@@ -20,6 +20,7 @@ export const djangoRunner: Runner = {
   testCmd: DJANGO_CMD,
   // runtests.py: 0 all passed, 1 tests failed or errored; a run of no test module exits 0 with 0 tests.
   exitCodes: { ok: [0, 1], noTestsCollected: [] },
+  runs: (testFile) => testFile.endsWith('.py'),
   /**
    * run_state.sh writes Django's whole log (there is no JUnit) to the report path, which the env hands
    * over as `junitXml`; the combined output is the fallback when that file is missing.

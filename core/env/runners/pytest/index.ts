@@ -17,6 +17,7 @@ export const pytestRunner: Runner = {
   testCmd: PYTEST_CMD,
   // pytest: 0 all passed, 1 tests failed, 5 no tests collected (2–4: interrupted, internal or usage error).
   exitCodes: { ok: [0, 1], noTestsCollected: [5] },
+  runs: (testFile) => testFile.endsWith('.py'),
   parse({ junitXml, output, testFiles }: ParseInput): ParsedRun {
     const fromOutput = collectionErrorsFromOutput(output, testFiles);
     if (junitXml === null) return { tests: {}, collectionErrors: fromOutput };
