@@ -36,8 +36,11 @@ function whyOf(st: Step): string | null {
   return `${st.failing.map((t) => (st.kinds?.[t] ? `${t} [${st.kinds[t]}]` : t)).join(', ')}${passing}`;
 }
 
-/** Bump when a checkpoint's meaning changes: older ones are redone (14: a fix whose test modules its runner cannot run, such as Django's js_tests, is `no_test_files`, not `infra`). */
-const CHECKPOINT_VERSION = 14;
+/**
+ * Bump when a checkpoint's meaning changes: older ones are redone (14: a fix whose test modules its runner cannot run,
+ * such as Django's js_tests, is `no_test_files`, not `infra`; 15: pytest runs the data files a conftest hook collects).
+ */
+const CHECKPOINT_VERSION = 15;
 
 const CostSchema = z.object({ containers: z.number(), runs: z.number(), seconds: z.number() });
 const ExecutionSchema = z.union([

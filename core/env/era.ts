@@ -12,7 +12,8 @@ import type { ContainerLimits } from './container/limits.ts';
 import { CHOICE_FILE, EnvChoices } from './image/choose-env.ts';
 import type { EnvImages } from './image/env-images.ts';
 import { loadRecipe } from './recipes/load.ts';
-import { filterTestFiles, type Recipe } from './recipes/schema.ts';
+import type { Recipe } from './recipes/schema.ts';
+import { runnableTestFiles } from './runnable.ts';
 import { getRunner } from './runners/registry.ts';
 import type { Runner } from './runners/types.ts';
 
@@ -115,7 +116,7 @@ export async function eraEnvironment(opts: EnvironmentOptions, commit: string, t
     let present: Promise<string[]> | null = null;
     const existing = async (): Promise<string[]> => filesAt(opts.clone, commit, testFiles ?? (await changedTestModules(opts.clone, commit)));
     const verify = async (image: string, c: { recipe: Recipe }): Promise<StateRun | null> => {
-      const mine = filterTestFiles(c.recipe, await (present ??= existing()));
+      const mine = runnableTestFiles({ recipe: c.recipe, runner: getRunner(c.recipe.runner) }, await (present ??= existing()));
       return mine.length ? probeRun(opts, commit, image, c.recipe, mine) : null;
     };
     const chosen = await choices.choose({ images: opts.images, req, candidates, ...(without.length ? {} : { verify }) });

@@ -18,7 +18,7 @@ import type { ValidatedChain } from '../../core/model/validated.ts';
 import type { SourceSettings } from '../../core/sources/types.ts';
 import { attributeChain, canAttribute, type AttributeDeps } from './attribute.ts';
 import type { ContainerDeps } from './chain-containers.ts';
-import { validateChain, type ChainEras } from './validate-chain.ts';
+import { runnableChain, validateChain, type ChainEras } from './validate-chain.ts';
 
 const EMPTY_SETS = {
   states: [],
@@ -133,7 +133,9 @@ export class ChainWork {
       return { pr1, pr2 };
     };
     const validateOne = async (c: ExtractedChain, eras: ChainEras): Promise<ValidatedChain> => {
-      const r = await validateChain(c, eras, { cfg, containers, eraWithout: used });
+      const runnable = runnableChain(c, eras);
+      if (runnable.excluded) return excludedChain(runnable, (eras.pr1.runner ?? eras.pr2.runner)?.name ?? cfg.runner);
+      const r = await validateChain(runnable, eras, { cfg, containers, eraWithout: used });
       stateRuns += r.stateRuns;
       if (r.fellBack) backendFallbacks++;
       return r.chain;
@@ -156,7 +158,8 @@ export class ChainWork {
     if (moved.excluded) return done({ ...excludedChain(moved, cfg.runner), attribution: att.record, cost: validated.cost });
     const again = await validateOne(moved, await chainEras(moved));
     // The cost covers both validations (the bisection's own is in the record).
-    const cost = again.cost && validated.cost && { containerStarts: validated.cost.containerStarts + again.cost.containerStarts, execMs: validated.cost.execMs + again.cost.execMs, wallMs: validated.cost.wallMs + again.cost.wallMs };
+    // (a moved chain excluded before its states has no cost of its own: the first validation's stands).
+    const cost = again.cost && validated.cost ? { containerStarts: validated.cost.containerStarts + again.cost.containerStarts, execMs: validated.cost.execMs + again.cost.execMs, wallMs: validated.cost.wallMs + again.cost.wallMs } : validated.cost;
     return done({ ...again, attribution: att.record, cost });
   }
 

@@ -6,7 +6,7 @@
  * candidates given. A fix whose tests cannot run here is dropped with a literal reason, never scored.
  */
 import { bisectInducer, type BisectResult } from '../../core/attribution/index.ts';
-import { filterTestFiles, isIgnoredTest, outgrownCandidate, type StateRun } from '../../core/env/index.ts';
+import { isIgnoredTest, runnableTestFiles, outgrownCandidate, type StateRun } from '../../core/env/index.ts';
 import { splitPatch } from '../../core/extract/split-patch.ts';
 import type { ListedChanges } from '../../core/history/changes.ts';
 import type { Logger } from '../../core/log.ts';
@@ -76,7 +76,7 @@ export async function executeFix(work: ChainWork, input: FixInput, signal: Abort
   const first = await work.eraOf(fix.headSha, split.testFiles, signal, { log });
   if (first.kind === 'broken') return drop('env_broken', first.problem);
   // Only the modules the era's runner runs (Django's runtests.py collects no js_tests/*.test.js): none is no test, not an infrastructure failure.
-  const testFiles = filterTestFiles(first.recipe, split.testFiles).filter((f) => first.runner.runs?.(f) ?? true);
+  const testFiles = runnableTestFiles(first, split.testFiles);
   if (!testFiles.length) return drop('no_test_files', `${fix.headSha.slice(0, 10)} touched no test module its runner (${first.runner.name}) runs: ${split.testFiles.join(', ')}`);
   // validate's S4 and S5 of a chain whose PR2 is this fix; both in the era of the fix (PR2's head).
   const requests: Record<'S4' | 'S5', StateRequest> = {

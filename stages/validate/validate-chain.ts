@@ -2,8 +2,9 @@
  * One chain's validation: its five states run on each of the recipe's database backends in turn until
  * one can show the fix (backends.ts), the states' runs folded into the sets (compute-sets.ts).
  */
-import { DEFAULT_BACKEND, isIgnoredTest, type EraEnv, type Recipe } from '../../core/env/index.ts';
+import { DEFAULT_BACKEND, isIgnoredTest, runnableTestFiles, type EraEnv, type Recipe } from '../../core/env/index.ts';
 import type { Config } from '../../core/config.ts';
+import { changeLabel, type Exclusion, type PullRequest } from '../../core/model/change.ts';
 import type { ExtractedChain } from '../../core/model/extracted.ts';
 import { STATE_NAMES, type StateName, type StateResult, type ValidatedChain } from '../../core/model/validated.ts';
 import { validateOnBackends } from './backends.ts';
@@ -28,6 +29,25 @@ export interface ValidateChainResult {
 export function fileOfFor(eras: ChainEras): FileOf {
   const runner = eras.pr1.runner ?? eras.pr2.runner;
   return (id, files) => runner?.testFileOf?.(id, files) ?? id.split('::')[0] ?? null;
+}
+
+/**
+ * The chain with only the test files its eras run (PR1's in PR1's era, PR2's in PR2's: runnableTestFiles); a PR
+ * with none left is excluded as one that touched no test file, before any container: its states would run no
+ * test, which is no evidence and would read as an environment failure (Django's js_tests/*.test.js).
+ */
+export function runnableChain(chain: ExtractedChain, eras: ChainEras): ExtractedChain {
+  const pr1 = runnableTestFiles(eras.pr1, chain.pr1_test_files);
+  const pr2 = runnableTestFiles(eras.pr2, chain.anticipation_test_files);
+  const none = (reason: 'pr1_no_tests' | 'pr2_no_tests', pr: PullRequest, era: EraEnv, files: readonly string[]): Exclusion => {
+    const globs = era.recipe?.testFiles;
+    const by = `the ${era.runner?.name ?? 'configured'} runner runs${globs ? ` among its recipe's testFiles (${globs.join(', ')})` : ''}`;
+    return { reason, detail: `${changeLabel(pr)} touched no test file ${by}: ${files.join(', ')}`, stage: 'validate' };
+  };
+  const excluded =
+    chain.excluded ??
+    (!pr1.length ? none('pr1_no_tests', chain.pr1, eras.pr1, chain.pr1_test_files) : !pr2.length ? none('pr2_no_tests', chain.pr2, eras.pr2, chain.anticipation_test_files) : null);
+  return { ...chain, pr1_test_files: pr1, anticipation_test_files: pr2, excluded };
 }
 
 /** The backends a chain is tried on: its recipe's, else the default (sqlite, no service). */

@@ -55,7 +55,10 @@ export interface Runner {
    * runner says it found no test). Any other code without a failing test is an infrastructure error.
    */
   exitCodes: { ok: readonly number[]; noTestsCollected: readonly number[] };
-  /** Whether this runner can run a test module (Django's runtests.py and pytest: Python files). Optional: without it, every one. */
+  /**
+   * Whether this runner can run a test file extract found (Django's runtests.py: Python modules; pytest: those and
+   * hook-collected data files, no JavaScript or Go test module). Optional: without it, every one.
+   */
   runs?(testFile: string): boolean;
   /**
    * The requested test file a test id belongs to (to match ids against `collectionErrors`), or null.

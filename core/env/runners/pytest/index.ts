@@ -1,4 +1,5 @@
 import { fileURLToPath } from 'node:url';
+import { isTestModule } from '../../../files.ts';
 import type { ParseInput, ParsedRun, Runner } from '../types.ts';
 import { collectionErrorsFromOutput, parseJunit } from './parse-junit.ts';
 
@@ -17,7 +18,8 @@ export const pytestRunner: Runner = {
   testCmd: PYTEST_CMD,
   // pytest: 0 all passed, 1 tests failed, 5 no tests collected (2–4: interrupted, internal or usage error).
   exitCodes: { ok: [0, 1], noTestsCollected: [5] },
-  runs: (testFile) => testFile.endsWith('.py'),
+  // Python modules and the data files a conftest hook collects (extract keeps only those); never another language's test module.
+  runs: (testFile) => testFile.endsWith('.py') || !isTestModule(testFile),
   parse({ junitXml, output, testFiles }: ParseInput): ParsedRun {
     const fromOutput = collectionErrorsFromOutput(output, testFiles);
     if (junitXml === null) return { tests: {}, collectionErrors: fromOutput };

@@ -1,0 +1,150 @@
+/**
+ * Validate runs only the test files its environment runs (runnableTestFiles), through real Docker on a history
+ * the test generates (squash-merged PRs "Title (#N)"), mined by discover, szz, extract and validate as `make mine` does:
+ *  - #2 fixes #1's browser code and touches only a JavaScript test: pytest runs none of PR2's test files, so
+ *    the chain is pr2_no_tests before any container, not an environment failure (env_failed_pr2);
+ *  - #3 fixes #1's Python code with a Python test and the JavaScript test beside it: the row keeps the file pytest runs;
+ *  - #5 fixes #4's renderer and touches only a golden-file case that a conftest hook collects: pytest runs it,
+ *    and it is PR2's fail->pass test.
+ */
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../../core/config.ts';
+import { connectDocker, DEFAULT_BASE_ALIAS, ensureImage, isDockerReachable, runnableTestFiles } from '../../../core/env/index.ts';
+import { djangoRunner } from '../../../core/env/runners/django/index.ts';
+import { pytestRunner } from '../../../core/env/runners/pytest/index.ts';
+import { RecipeSchema } from '../../../core/env/recipes/schema.ts';
+import { silentLogger } from '../../../core/log.ts';
+import { ValidatedChainSchema, type ValidatedChain } from '../../../core/model/validated.ts';
+import type { StageName } from '../../../core/stage.ts';
+import { runPipeline } from '../../../pipeline/pipeline.ts';
+import { gitRepo, type GitRepo } from '../../helpers/git-repo.ts';
+
+const docker = connectDocker();
+const dockerUp = await isDockerReachable(docker);
+const skip = !dockerUp && !process.env['CI'];
+if (skip) console.warn('[runnable-files-docker.test] SKIPPED: Docker is not reachable and CI is unset');
+
+const day = (n: number): string => `2024-05-${String(n).padStart(2, '0')}T12:00:00Z`;
+const LABEL_TESTS = "from label import label\n\n\ndef test_plain():\n    assert label('a') == 'a'\n\n\ndef test_strip():\n    assert label(' a ') == 'a'\n";
+const JS_TEST = (n: number) => `import { label } from './label.js';\ntest('keeps ${n} inner space', () => expect(label('a b')).toBe('a b'));\n`;
+// A golden-file suite: each *.case file is one test (input, "---", expected output), collected by this hook.
+const GOLDEN_HOOK = `import pytest
+
+
+class CaseFile(pytest.File):
+    def collect(self):
+        yield Case.from_parent(self, name="render")
+
+
+class Case(pytest.Item):
+    def runtest(self):
+        from render import render
+        given, expected = self.path.read_text().split("---\\n")
+        assert render(given.strip()) == expected.strip()
+
+
+def pytest_collect_file(parent, file_path):
+    if file_path.suffix == ".case":
+        return CaseFile.from_parent(parent, path=file_path)
+`;
+
+async function history(): Promise<GitRepo> {
+  const repo = await gitRepo();
+  const prs: Array<{ title: string; files: Record<string, string> }> = [
+    {
+      title: 'Trim labels',
+      files: { 'label.py': 'def label(s):\n    return s.strip()\n', 'web/label.js': 'export function label(s) {\n  return s.trim().replace(/ +/, "");\n}\n', 'tests/test_label.py': LABEL_TESTS },
+    },
+    { title: 'Fix browser labels losing their inner space', files: { 'web/label.js': 'export function label(s) {\n  return s.trim();\n}\n', 'web/label.test.js': JS_TEST(1) } },
+    {
+      title: 'Fix labels keeping inner newlines',
+      files: {
+        'label.py': "def label(s):\n    return ' '.join(s.split())\n",
+        'tests/test_label.py': `${LABEL_TESTS}\n\ndef test_newline():\n    assert label('a\\nb') == 'a b'\n`,
+        'web/label.test.js': JS_TEST(2),
+      },
+    },
+    { title: 'Render in capitals', files: { 'render.py': 'def render(s):\n    return s.upper()\n', 'tests/golden/conftest.py': GOLDEN_HOOK, 'tests/golden/plain.case': 'ABC\n---\nABC\n', 'tests/golden/lower.case': 'abc\n---\nABC\n' } },
+    { title: 'Fix rendering of empty input', files: { 'render.py': "def render(s):\n    return s.upper() or '(empty)'\n", 'tests/golden/empty.case': '\n---\n(empty)\n' } },
+  ];
+  // The root conftest.py puts the work tree on sys.path at every commit (pytest's rootdir insertion).
+  await repo.commit({ files: { 'README.md': 'labels\n', 'conftest.py': '', 'label.py': 'def label(s):\n    return s\n', 'render.py': 'def render(s):\n    return s\n' }, message: 'Initial commit', date: day(1) });
+  for (const [i, pr] of prs.entries()) await repo.commit({ files: pr.files, message: `${pr.title} (#${i + 1})`, date: day(i + 2) });
+  return repo;
+}
+
+describe.skipIf(skip)('validate: the test files its environment runs (Docker, a generated history)', () => {
+  let repo: GitRepo;
+  let dataRoot: string;
+  let chains: ValidatedChain[];
+  const chain = (pr2: string): ValidatedChain => {
+    const c = chains.find((x) => x.pr2.id === pr2);
+    if (!c) throw new Error(`no chain for #${pr2}: ${chains.map((x) => x.instance_id).join(', ')}`);
+    return c;
+  };
+  beforeAll(async () => {
+    await ensureImage(DEFAULT_BASE_ALIAS, { docker });
+    repo = await history();
+    dataRoot = await mkdtemp(join(tmpdir(), 'foresight-runnable-'));
+    // Attribution off: the bisection is not what this is about.
+    const config = loadConfig({ FORESIGHT_OFFLINE: '1', FORESIGHT_IMAGE: DEFAULT_BASE_ALIAS, FORESIGHT_RUNS: '1', FORESIGHT_ATTRIBUTION: 'off' });
+    for (const only of ['discover', 'szz', 'extract', 'validate'] as StageName[]) {
+      await runPipeline({ dataRoot, repo: { name: 'gen/runnable', clone: repo.dir }, config, log: silentLogger, only });
+    }
+    const lines = (await readFile(join(dataRoot, 'gen__runnable', 'validate', 'items.jsonl'), 'utf8')).split('\n').filter(Boolean);
+    chains = lines.map((l) => ValidatedChainSchema.parse(JSON.parse(l)));
+  }, 600_000);
+  afterAll(async () => {
+    await repo?.remove();
+    if (dataRoot) await rm(dataRoot, { recursive: true, force: true });
+  });
+
+  it('#2 touched only a JavaScript test: pr2_no_tests at validate, before any container, not an environment failure', () => {
+    const c = chain('2');
+    expect(c.pr1.id).toBe('1');
+    expect(c.excluded).toMatchObject({ reason: 'pr2_no_tests', stage: 'validate' });
+    expect(c.excluded!.detail).toMatch(/touched no test file the pytest runner runs: web\/label\.test\.js$/);
+    expect(c.anticipation_test_files).toEqual([]);
+    expect(c.states).toEqual([]);
+    expect(c.cost).toBeNull();
+    expect(c.gradeable).toBe(false);
+  });
+
+  it('#3 touched a Python test and the JavaScript one: the row runs the Python file, and its sets hold', () => {
+    const c = chain('3');
+    expect(c.pr1.id).toBe('1');
+    expect(c.excluded).toBeNull();
+    expect(c.anticipation_test_files).toEqual(['tests/test_label.py']);
+    // What the grading bundle lays over is unchanged: the JavaScript test is still PR2's overlay.
+    expect(c.anticipation_overlay_files).toContain('web/label.test.js');
+    expect(c.states.map((s) => [s.name, s.testFiles])).toContainEqual(['S4', ['tests/test_label.py']]);
+    expect(c.ANTICIPATION_FAIL_TO_PASS).toEqual(['tests/test_label.py::test_newline']);
+    expect(c.FAIL_TO_PASS).toEqual(['tests/test_label.py::test_strip']);
+  });
+
+  it('#5 touched only a golden-file case a conftest hook collects: pytest runs it, and it is the fail->pass test', () => {
+    const c = chain('5');
+    expect(c.pr1.id).toBe('4');
+    expect(c.excluded).toBeNull();
+    expect(c.anticipation_test_files).toEqual(['tests/golden/empty.case']);
+    expect(c.ANTICIPATION_FAIL_TO_PASS).toEqual(['tests/golden/empty.case::render']);
+    expect(c.FAIL_TO_PASS).toEqual(['tests/golden/lower.case::render']);
+    expect(c.PASS_TO_PASS).toEqual(['tests/golden/plain.case::render']);
+  });
+});
+
+describe('runnableTestFiles: a recipe\'s testFiles globs, then what its runner runs', () => {
+  const files = ['tests/test_a.py', 'tests/golden/x.case', 'web/a.test.js', 'pkg/b_test.go', 'tests/admin/tests.py', 'js_tests/admin/core.test.js'];
+  it('pytest runs Python modules and hook-collected data files, never another language\'s test module; Django only modules', () => {
+    expect(runnableTestFiles({ recipe: null, runner: pytestRunner }, files)).toEqual(['tests/test_a.py', 'tests/golden/x.case', 'tests/admin/tests.py']);
+    expect(runnableTestFiles({ recipe: null, runner: djangoRunner }, files)).toEqual(['tests/test_a.py', 'tests/admin/tests.py']);
+    expect(runnableTestFiles({ recipe: null, runner: null }, files)).toEqual(files);
+  });
+  it("a recipe's testFiles globs run first: what they leave out is not run", () => {
+    const recipe = RecipeSchema.parse({ runner: 'pytest', testFiles: ['tests/admin/**'] });
+    expect(runnableTestFiles({ recipe, runner: pytestRunner }, files)).toEqual(['tests/admin/tests.py']);
+  });
+});
