@@ -15,6 +15,7 @@ import { loadRecipe } from './recipes/load.ts';
 import type { Recipe } from './recipes/schema.ts';
 import { runnableTestFiles } from './runnable.ts';
 import { getRunner } from './runners/registry.ts';
+import { DEFAULT_BACKEND } from './services/registry.ts';
 import type { Runner } from './runners/types.ts';
 
 /**
@@ -116,7 +117,8 @@ export async function eraEnvironment(opts: EnvironmentOptions, commit: string, t
     let present: Promise<string[]> | null = null;
     const existing = async (): Promise<string[]> => filesAt(opts.clone, commit, testFiles ?? (await changedTestModules(opts.clone, commit)));
     const verify = async (image: string, c: { recipe: Recipe }): Promise<StateRun | null> => {
-      const mine = runnableTestFiles({ recipe: c.recipe, runner: getRunner(c.recipe.runner) }, await (present ??= existing()));
+      // The check runs without a database service: the default backend's files.
+      const mine = runnableTestFiles({ recipe: c.recipe, runner: getRunner(c.recipe.runner) }, await (present ??= existing()), DEFAULT_BACKEND);
       return mine.length ? probeRun(opts, commit, image, c.recipe, mine) : null;
     };
     const chosen = await choices.choose({ images: opts.images, req, candidates, ...(without.length ? {} : { verify }) });

@@ -42,7 +42,7 @@ export { SERVICE_DB, SERVICE_HOST, SERVICE_PASSWORD, SERVICE_USER, SETTINGS_DIR 
 export type { Backend, NoService, ServiceSpec } from './services/types.ts';
 export { loadRecipe, parseRecipe, recipeFileName, type LoadedRecipe } from './recipes/load.ts';
 export { filterTestFiles, isIgnoredTest, RecipeSchema, type Recipe } from './recipes/schema.ts';
-export { runnableTestFiles } from './runnable.ts';
+export { planTestFiles, runnableTestFiles, type TestFilesPlan } from './runnable.ts';
 export { getRunner, runners } from './runners/registry.ts';
 export type { ParsedRun, Runner, TestStatus } from './runners/types.ts';
 export { BundleFileSchema, BundlePartSchema, gradeInstance, gradeLimits, GradingBundleSchema } from './container/grade.ts';

@@ -6,7 +6,7 @@
  */
 import type Docker from 'dockerode';
 import type { Config } from '../../core/config.ts';
-import { ChainEnvPool, containerLimits, DEFAULT_BACKEND, EnvImages, eraEnvironment, type EnvironmentOptions } from '../../core/env/index.ts';
+import { ChainEnvPool, containerLimits, EnvImages, eraEnvironment, type EnvironmentOptions } from '../../core/env/index.ts';
 import { contextCollector, type ContextCollector } from '../../core/extract/context.ts';
 import { extractChain, repoShortName } from '../../core/extract/chain.ts';
 import { absoluteGitDir } from '../../core/git.ts';
@@ -18,25 +18,7 @@ import type { ValidatedChain } from '../../core/model/validated.ts';
 import type { SourceSettings } from '../../core/sources/types.ts';
 import { attributeChain, canAttribute, type AttributeDeps } from './attribute.ts';
 import type { ContainerDeps } from './chain-containers.ts';
-import { runnableChain, validateChain, type ChainEras } from './validate-chain.ts';
-
-const EMPTY_SETS = {
-  states: [],
-  FAIL_TO_PASS: [],
-  PASS_TO_PASS: [],
-  p2p_excluded_gold_fail: [],
-  PR2_FAIL_TO_PASS: [],
-  PR2_PASS_TO_PASS: [],
-  ANTICIPATION_FAIL_TO_PASS: [],
-  flaky_tests: [],
-  anticipation_not_gradeable: [],
-  gradeable: false,
-};
-
-/** A chain excluded before validation: no states, no sets. */
-export function excludedChain(chain: ExtractedChain, runner: string): ValidatedChain {
-  return { ...chain, ...EMPTY_SETS, runner, install_cmd: '', env_image_pr1: null, env_image_pr2: null, db_backend: DEFAULT_BACKEND, test_env: {}, attribution: null, cost: null };
-}
+import { excludedChain, validateChain, type ChainEras } from './validate-chain.ts';
 
 /** What one chain's work gives back: the validated chain and the counts the stage's stats add up. */
 export interface ChainOutcome {
@@ -133,9 +115,7 @@ export class ChainWork {
       return { pr1, pr2 };
     };
     const validateOne = async (c: ExtractedChain, eras: ChainEras): Promise<ValidatedChain> => {
-      const runnable = runnableChain(c, eras);
-      if (runnable.excluded) return excludedChain(runnable, (eras.pr1.runner ?? eras.pr2.runner)?.name ?? cfg.runner);
-      const r = await validateChain(runnable, eras, { cfg, containers, eraWithout: used });
+      const r = await validateChain(c, eras, { cfg, containers, eraWithout: used });
       stateRuns += r.stateRuns;
       if (r.fellBack) backendFallbacks++;
       return r.chain;

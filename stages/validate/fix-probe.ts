@@ -6,7 +6,7 @@
  * candidates given. A fix whose tests cannot run here is dropped with a literal reason, never scored.
  */
 import { bisectInducer, type BisectResult } from '../../core/attribution/index.ts';
-import { isIgnoredTest, runnableTestFiles, outgrownCandidate, type StateRun } from '../../core/env/index.ts';
+import { isIgnoredTest, planTestFiles, outgrownCandidate, type StateRun } from '../../core/env/index.ts';
 import { splitPatch } from '../../core/extract/split-patch.ts';
 import type { ListedChanges } from '../../core/history/changes.ts';
 import type { Logger } from '../../core/log.ts';
@@ -75,21 +75,21 @@ export async function executeFix(work: ChainWork, input: FixInput, signal: Abort
   const { overlayFiles } = split;
   const first = await work.eraOf(fix.headSha, split.testFiles, signal, { log });
   if (first.kind === 'broken') return drop('env_broken', first.problem);
-  // Only the modules the era's runner runs (Django's runtests.py collects no js_tests/*.test.js): none is no test, not an infrastructure failure.
-  const testFiles = runnableTestFiles(first, split.testFiles);
-  if (!testFiles.length) return drop('no_test_files', `${fix.headSha.slice(0, 10)} touched no test module its runner (${first.runner.name}) runs: ${split.testFiles.join(', ')}`);
-  // validate's S4 and S5 of a chain whose PR2 is this fix; both in the era of the fix (PR2's head).
-  const requests: Record<'S4' | 'S5', StateRequest> = {
-    S4: { name: 'S4', checkout: fix.baseSha, overlay: fix.headSha, testFiles, overlayFiles },
-    S5: { name: 'S5', checkout: fix.headSha, overlay: null, testFiles, overlayFiles: [] },
-  };
+  // Only the files the era runs on each backend (Django's runtests.py collects no js_tests/*.test.js, and gis_tests
+  // only on PostGIS): none is no test, or tests this environment skips, never an infrastructure failure.
+  const plan = planTestFiles(first, split.testFiles, chainBackends({ pr1: first, pr2: first }));
+  if (plan.kind === 'none') return drop(plan.reason === 'no_tests' ? 'no_test_files' : 'tests_skipped', `${fix.headSha.slice(0, 10)} ${plan.detail}`);
   let era = first;
   // The era's install candidates the fix's states outgrew (an installed package lacks what they import).
   const passedOver: string[] = [];
   const fileOf = (id: string, files: readonly string[]): string | null => era.runner.testFileOf?.(id, files) ?? id.split('::')[0] ?? null;
-  const backends = chainBackends({ pr1: era, pr2: era });
   let last: FixExecution | null = null;
-  for (const backend of backends) {
+  for (const { backend, files: testFiles } of plan.on) {
+    // validate's S4 and S5 of a chain whose PR2 is this fix; both in the era of the fix (PR2's head).
+    const requests: Record<'S4' | 'S5', StateRequest> = {
+      S4: { name: 'S4', checkout: fix.baseSha, overlay: fix.headSha, testFiles, overlayFiles },
+      S5: { name: 'S5', checkout: fix.headSha, overlay: null, testFiles, overlayFiles: [] },
+    };
     const pool = new ChainContainers(work.containers(signal, log), backend, input.label);
     let out: { result: FixExecution; next: boolean } | null = null;
     try {

@@ -5,7 +5,8 @@ import { applyCachePolicy, assertDockerReachable, connectDocker, ensureImage, re
 import { redisQueue } from '../../core/queue/index.ts';
 import { sourceSettings } from '../../core/sources/registry.ts';
 import { chainJobConfig, cloneSource, validateChainKind } from './chain-job.ts';
-import { ChainWork, excludedChain, type ChainOutcome } from './chain-work.ts';
+import { ChainWork, type ChainOutcome } from './chain-work.ts';
+import { excludedChain } from './validate-chain.ts';
 import { ValidatedChainSchema, type ValidatedChain } from '../../core/model/validated.ts';
 
 export { validateChainHandler, validateChainKind, workerClonePath, type ChainJob, type ChainJobResult } from './chain-job.ts';

@@ -2,9 +2,9 @@
  * One chain's validation: its five states run on each of the recipe's database backends in turn until
  * one can show the fix (backends.ts), the states' runs folded into the sets (compute-sets.ts).
  */
-import { DEFAULT_BACKEND, isIgnoredTest, runnableTestFiles, type EraEnv, type Recipe } from '../../core/env/index.ts';
+import { DEFAULT_BACKEND, isIgnoredTest, planTestFiles, type EraEnv, type Recipe, type TestFilesPlan } from '../../core/env/index.ts';
 import type { Config } from '../../core/config.ts';
-import { changeLabel, type Exclusion, type PullRequest } from '../../core/model/change.ts';
+import { changeLabel, type Exclusion } from '../../core/model/change.ts';
 import type { ExtractedChain } from '../../core/model/extracted.ts';
 import { STATE_NAMES, type StateName, type StateResult, type ValidatedChain } from '../../core/model/validated.ts';
 import { validateOnBackends } from './backends.ts';
@@ -31,23 +31,47 @@ export function fileOfFor(eras: ChainEras): FileOf {
   return (id, files) => runner?.testFileOf?.(id, files) ?? id.split('::')[0] ?? null;
 }
 
+const EMPTY_SETS = {
+  states: [],
+  FAIL_TO_PASS: [],
+  PASS_TO_PASS: [],
+  p2p_excluded_gold_fail: [],
+  PR2_FAIL_TO_PASS: [],
+  PR2_PASS_TO_PASS: [],
+  ANTICIPATION_FAIL_TO_PASS: [],
+  flaky_tests: [],
+  anticipation_not_gradeable: [],
+  gradeable: false,
+};
+
+/** A chain excluded before its states ran: no states, no sets. */
+export function excludedChain(chain: ExtractedChain, runner: string): ValidatedChain {
+  return { ...chain, ...EMPTY_SETS, runner, install_cmd: '', env_image_pr1: null, env_image_pr2: null, db_backend: DEFAULT_BACKEND, test_env: {}, attribution: null, cost: null };
+}
+
 /**
- * The chain with only the test files its eras run (PR1's in PR1's era, PR2's in PR2's: runnableTestFiles); a PR
- * with none left is excluded as one that touched no test file, before any container: its states would run no
- * test, which is no evidence and would read as an environment failure (Django's js_tests/*.test.js).
+ * The backends a chain's states run on, each with the chain as it runs there (PR1's and PR2's test files that its
+ * eras run on that backend: runnableTestFiles), or why none can, before any container: a state of no test is no
+ * evidence and would read as an environment failure (Django's js_tests/*.test.js; gis_tests without PostGIS).
  */
-export function runnableChain(chain: ExtractedChain, eras: ChainEras): ExtractedChain {
-  const pr1 = runnableTestFiles(eras.pr1, chain.pr1_test_files);
-  const pr2 = runnableTestFiles(eras.pr2, chain.anticipation_test_files);
-  const none = (reason: 'pr1_no_tests' | 'pr2_no_tests', pr: PullRequest, era: EraEnv, files: readonly string[]): Exclusion => {
-    const globs = era.recipe?.testFiles;
-    const by = `the ${era.runner?.name ?? 'configured'} runner runs${globs ? ` among its recipe's testFiles (${globs.join(', ')})` : ''}`;
-    return { reason, detail: `${changeLabel(pr)} touched no test file ${by}: ${files.join(', ')}`, stage: 'validate' };
-  };
-  const excluded =
-    chain.excluded ??
-    (!pr1.length ? none('pr1_no_tests', chain.pr1, eras.pr1, chain.pr1_test_files) : !pr2.length ? none('pr2_no_tests', chain.pr2, eras.pr2, chain.anticipation_test_files) : null);
-  return { ...chain, pr1_test_files: pr1, anticipation_test_files: pr2, excluded };
+export function chainOnBackends(chain: ExtractedChain, eras: ChainEras): { kind: 'runs'; on: Array<{ backend: string; chain: ExtractedChain }> } | { kind: 'excluded'; exclusion: Exclusion } {
+  const backends = chainBackends(eras);
+  const sides = [
+    { which: 'pr1', pr: chain.pr1, plan: planTestFiles(eras.pr1, chain.pr1_test_files, backends) },
+    { which: 'pr2', pr: chain.pr2, plan: planTestFiles(eras.pr2, chain.anticipation_test_files, backends) },
+  ] as const;
+  for (const { which, pr, plan } of sides) {
+    if (plan.kind === 'none') return { kind: 'excluded', exclusion: { reason: `${which}_${plan.reason}`, detail: `${changeLabel(pr)} ${plan.detail}`, stage: 'validate' } };
+  }
+  const runsOn = (p: TestFilesPlan): Array<{ backend: string; files: string[] }> => (p.kind === 'runs' ? p.on : []);
+  const [pr1, pr2] = [runsOn(sides[0].plan), runsOn(sides[1].plan)];
+  const on = pr1.flatMap((a) => {
+    const b = pr2.find((x) => x.backend === a.backend);
+    return b ? [{ backend: a.backend, chain: { ...chain, pr1_test_files: a.files, anticipation_test_files: b.files } }] : [];
+  });
+  if (on.length) return { kind: 'runs', on };
+  const names = (p: typeof pr1): string => p.map((x) => x.backend).join(', ');
+  return { kind: 'excluded', exclusion: { reason: 'pr2_tests_skipped', detail: `no backend runs both PRs' tests: PR1's run on ${names(pr1)}, PR2's on ${names(pr2)}`, stage: 'validate' } };
 }
 
 /** The backends a chain is tried on: its recipe's, else the default (sqlite, no service). */
@@ -67,6 +91,10 @@ export async function validateChain(
   const started = Date.now();
   let { pr1, pr2 } = eras;
   const recipe = pr1.recipe ?? pr2.recipe;
+  const runner = (pr1.runner ?? pr2.runner)?.name ?? cfg.runner;
+  const planned = chainOnBackends(chain, eras);
+  if (planned.kind === 'excluded') return { chain: excludedChain({ ...chain, excluded: planned.exclusion }, runner), stateRuns: 0, fellBack: false };
+  const chainOn = (backend: string): ExtractedChain => planned.on.find((b) => b.backend === backend)!.chain;
   const fileOf = fileOfFor(eras);
   let stateRuns = 0;
   // The install candidates each era's states outgrew (an installed package lacks what the code imports).
@@ -89,7 +117,7 @@ export async function validateChain(
     try {
       for (;;) {
         const ran = await runChainStates({
-          chain,
+          chain: chainOn(backend),
           runs: cfg.runs,
           repeat: cfg.repeat,
           signal: deps.containers.signal,
@@ -113,7 +141,7 @@ export async function validateChain(
     }
   };
   const tried: Array<{ execMs: number; containerStarts: number; readySec: number; wallMs: number }> = [];
-  const { backend, result, left, failedAfter } = await validateOnBackends(chainBackends(eras), async (b) => {
+  const { backend, result, left, failedAfter } = await validateOnBackends(planned.on.map((b) => b.backend) as [string, ...string[]], async (b) => {
     const t0 = Date.now();
     const r = await validateOn(b);
     tried.push({ ...r, wallMs: Date.now() - t0 });
@@ -128,8 +156,8 @@ export async function validateChain(
     const kept = result.exclusion ? `${result.exclusion.reason} kept` : 'validated';
     deps.containers.log.info(`${chain.instance_id}: ${why ? `${why}; ` : ''}${kept} on ${backend} (${secs(tried[left.length]!)})${after}`);
   }
-  const validated = finish(chain, result.states, fileOf, {
-    runner: (pr1.runner ?? pr2.runner)?.name ?? cfg.runner,
+  const validated = finish(chainOn(backend), result.states, fileOf, {
+    runner,
     install_cmd: recipe?.install.join(' && ') ?? '',
     env_image_pr1: pr1.kind === 'ready' ? pr1.image : null,
     env_image_pr2: pr2.kind === 'ready' ? pr2.image : null,

@@ -106,7 +106,7 @@ describe.skipIf(skip)('szz-eval --execute (Docker, a generated history)', () => 
   });
 
   it('drops #8, whose only test module is one pytest does not run (a JavaScript test), as touching no test module: no infra failure', () => {
-    expect(first.dropped).toContainEqual({ fix: sha[8], reason: 'no_test_files', detail: expect.stringContaining('touched no test module its runner (pytest) runs: js_tests/widget.test.js') });
+    expect(first.dropped).toContainEqual({ fix: sha[8], reason: 'no_test_files', detail: expect.stringContaining('touched no test file the pytest runner runs: js_tests/widget.test.js') });
     expect(first.dropped).toHaveLength(2);
     expect(first.rows.find((r) => r.fix === sha[8])!.execution.cost.runs).toBe(0);
   });

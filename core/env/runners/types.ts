@@ -56,10 +56,11 @@ export interface Runner {
    */
   exitCodes: { ok: readonly number[]; noTestsCollected: readonly number[] };
   /**
-   * Whether this runner can run a test file extract found (Django's runtests.py: Python modules; pytest: those and
-   * hook-collected data files, no JavaScript or Go test module). Optional: without it, every one.
+   * Whether this runner can run a test file extract found, with the database backend `backend` (Django's
+   * runtests.py: Python modules, gis_tests only on PostGIS; pytest: those and hook-collected data files, no
+   * JavaScript or Go test module). Optional: without it, every one.
    */
-  runs?(testFile: string): boolean;
+  runs?(testFile: string, backend: string): boolean;
   /**
    * The requested test file a test id belongs to (to match ids against `collectionErrors`), or null.
    * Optional: without it an id is pytest's `<file>::...`.

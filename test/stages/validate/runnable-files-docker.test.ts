@@ -6,20 +6,26 @@
  *  - #3 fixes #1's Python code with a Python test and the JavaScript test beside it: the row keeps the file pytest runs;
  *  - #5 fixes #4's renderer and touches only a golden-file case that a conftest hook collects: pytest runs it,
  *    and it is PR2's fail->pass test.
+ * Then, without Docker: which files a runner runs on which backend, and validateChain's exclusions of Django
+ * chains (JavaScript tests; gis_tests without PostGIS) with container work that throws when touched.
  */
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../core/config.ts';
-import { connectDocker, DEFAULT_BASE_ALIAS, ensureImage, isDockerReachable, runnableTestFiles } from '../../../core/env/index.ts';
+import { connectDocker, DEFAULT_BASE_ALIAS, ensureImage, isDockerReachable, planTestFiles, runnableTestFiles, type EraEnv } from '../../../core/env/index.ts';
 import { djangoRunner } from '../../../core/env/runners/django/index.ts';
 import { pytestRunner } from '../../../core/env/runners/pytest/index.ts';
 import { RecipeSchema } from '../../../core/env/recipes/schema.ts';
 import { silentLogger } from '../../../core/log.ts';
+import { ExtractedChainSchema, type ExtractedChain } from '../../../core/model/extracted.ts';
 import { ValidatedChainSchema, type ValidatedChain } from '../../../core/model/validated.ts';
 import type { StageName } from '../../../core/stage.ts';
 import { runPipeline } from '../../../pipeline/pipeline.ts';
+import type { ContainerDeps } from '../../../stages/validate/chain-containers.ts';
+import { chainOnBackends, validateChain } from '../../../stages/validate/validate-chain.ts';
+import { validatedChain } from '../../helpers/chain-fixture.ts';
 import { gitRepo, type GitRepo } from '../../helpers/git-repo.ts';
 
 const docker = connectDocker();
@@ -107,7 +113,8 @@ describe.skipIf(skip)('validate: the test files its environment runs (Docker, a 
     expect(c.pr1.id).toBe('1');
     expect(c.excluded).toMatchObject({ reason: 'pr2_no_tests', stage: 'validate' });
     expect(c.excluded!.detail).toMatch(/touched no test file the pytest runner runs: web\/label\.test\.js$/);
-    expect(c.anticipation_test_files).toEqual([]);
+    // An excluded row keeps the files PR2 touched, as extract found them.
+    expect(c.anticipation_test_files).toEqual(['web/label.test.js']);
     expect(c.states).toEqual([]);
     expect(c.cost).toBeNull();
     expect(c.gradeable).toBe(false);
@@ -136,15 +143,58 @@ describe.skipIf(skip)('validate: the test files its environment runs (Docker, a 
   });
 });
 
-describe('runnableTestFiles: a recipe\'s testFiles globs, then what its runner runs', () => {
-  const files = ['tests/test_a.py', 'tests/golden/x.case', 'web/a.test.js', 'pkg/b_test.go', 'tests/admin/tests.py', 'js_tests/admin/core.test.js'];
-  it('pytest runs Python modules and hook-collected data files, never another language\'s test module; Django only modules', () => {
-    expect(runnableTestFiles({ recipe: null, runner: pytestRunner }, files)).toEqual(['tests/test_a.py', 'tests/golden/x.case', 'tests/admin/tests.py']);
-    expect(runnableTestFiles({ recipe: null, runner: djangoRunner }, files)).toEqual(['tests/test_a.py', 'tests/admin/tests.py']);
-    expect(runnableTestFiles({ recipe: null, runner: null }, files)).toEqual(files);
+describe('runnableTestFiles: a recipe\'s testFiles globs, then what its runner runs on a backend', () => {
+  const files = ['tests/test_a.py', 'tests/golden/x.case', 'web/a.test.js', 'pkg/b_test.go', 'tests/admin/tests.py', 'js_tests/admin/core.test.js', 'tests/gis_tests/geoapp/tests.py'];
+  it('pytest runs Python modules and hook-collected data files, never another language\'s test module; Django only modules, gis_tests only on PostGIS', () => {
+    expect(runnableTestFiles({ recipe: null, runner: pytestRunner }, files, 'sqlite')).toEqual(['tests/test_a.py', 'tests/golden/x.case', 'tests/admin/tests.py', 'tests/gis_tests/geoapp/tests.py']);
+    expect(runnableTestFiles({ recipe: null, runner: djangoRunner }, files, 'sqlite')).toEqual(['tests/test_a.py', 'tests/admin/tests.py']);
+    expect(runnableTestFiles({ recipe: null, runner: djangoRunner }, files, 'postgis')).toEqual(['tests/test_a.py', 'tests/admin/tests.py', 'tests/gis_tests/geoapp/tests.py']);
+    expect(runnableTestFiles({ recipe: null, runner: null }, files, 'sqlite')).toEqual(files);
   });
   it("a recipe's testFiles globs run first: what they leave out is not run", () => {
     const recipe = RecipeSchema.parse({ runner: 'pytest', testFiles: ['tests/admin/**'] });
-    expect(runnableTestFiles({ recipe, runner: pytestRunner }, files)).toEqual(['tests/admin/tests.py']);
+    expect(runnableTestFiles({ recipe, runner: pytestRunner }, files, 'sqlite')).toEqual(['tests/admin/tests.py']);
+    expect(planTestFiles({ recipe, runner: pytestRunner }, ['tests/test_a.py'], ['sqlite'])).toEqual({
+      kind: 'none', reason: 'no_tests', detail: "touched no test file the pytest runner runs among its recipe's testFiles (tests/admin/**): tests/test_a.py",
+    });
+  });
+});
+
+describe("validateChain: a Django chain whose tests its environment cannot run is excluded before any container", () => {
+  const era = (backends: string[]): EraEnv => ({ kind: 'ready', image: 'never-started', recipe: RecipeSchema.parse({ runner: 'django', backends }), runner: djangoRunner, built: false });
+  const chain = (pr1: string[], pr2: string[]): ExtractedChain => ExtractedChainSchema.parse(validatedChain({ pr1_test_files: pr1, anticipation_test_files: pr2 }));
+  // Any use of the containers (or of another era) throws: the exclusion must come before them.
+  const untouchable = new Proxy({}, { get: (_, key) => { throw new Error(`container work was touched (${String(key)})`); } }) as ContainerDeps;
+  const deps = { cfg: loadConfig({}).validate, containers: untouchable, eraWithout: async (): Promise<EraEnv> => { throw new Error('no era change expected'); } };
+  const DJANGO_BACKENDS = ['sqlite', 'postgresql', 'mysql'];
+
+  it("PR2's tests are all gis_tests and the recipe names no PostGIS: pr2_tests_skipped, not an environment failure", async () => {
+    const e = era(DJANGO_BACKENDS);
+    const r = await validateChain(chain(['tests/admin_views/tests.py'], ['tests/gis_tests/geoapp/tests.py']), { pr1: e, pr2: e }, deps);
+    expect(r.stateRuns).toBe(0);
+    expect(r.chain.excluded).toEqual({
+      reason: 'pr2_tests_skipped', stage: 'validate',
+      detail: 'PR #8 touched test files that run only on the postgis backend, which the recipe does not name (it names sqlite, postgresql, mysql): tests/gis_tests/geoapp/tests.py',
+    });
+    expect(r.chain).toMatchObject({ runner: 'django', cost: null, states: [], gradeable: false });
+  });
+
+  it("PR1's tests are all JavaScript: pr1_no_tests", async () => {
+    const e = era(DJANGO_BACKENDS);
+    const r = await validateChain(chain(['js_tests/admin/actions.test.js'], ['tests/admin_changelist/tests.py']), { pr1: e, pr2: e }, deps);
+    expect(r.chain.excluded).toMatchObject({ reason: 'pr1_no_tests', detail: expect.stringMatching(/touched no test file the django runner runs: js_tests\/admin\/actions\.test\.js$/) });
+  });
+
+  it('with PostGIS among the backends, a chain with gis_tests runs there only, each PR with the files that backend runs', () => {
+    const e = era([...DJANGO_BACKENDS, 'postgis']);
+    const plan = chainOnBackends(chain(['tests/admin_views/tests.py', 'js_tests/admin/core.test.js'], ['tests/gis_tests/geoapp/tests.py', 'tests/admin_views/tests.py']), { pr1: e, pr2: e });
+    expect(plan.kind === 'runs' && plan.on.map((b) => [b.backend, b.chain.pr1_test_files, b.chain.anticipation_test_files])).toEqual([
+      ['sqlite', ['tests/admin_views/tests.py'], ['tests/admin_views/tests.py']],
+      ['postgresql', ['tests/admin_views/tests.py'], ['tests/admin_views/tests.py']],
+      ['mysql', ['tests/admin_views/tests.py'], ['tests/admin_views/tests.py']],
+      ['postgis', ['tests/admin_views/tests.py'], ['tests/gis_tests/geoapp/tests.py', 'tests/admin_views/tests.py']],
+    ]);
+    const gisOnly = chainOnBackends(chain(['tests/admin_views/tests.py'], ['tests/gis_tests/geoapp/tests.py']), { pr1: e, pr2: e });
+    expect(gisOnly.kind === 'runs' && gisOnly.on.map((b) => b.backend)).toEqual(['postgis']);
   });
 });

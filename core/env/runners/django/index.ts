@@ -20,7 +20,8 @@ export const djangoRunner: Runner = {
   testCmd: DJANGO_CMD,
   // runtests.py: 0 all passed, 1 tests failed or errored; a run of no test module exits 0 with 0 tests.
   exitCodes: { ok: [0, 1], noTestsCollected: [] },
-  runs: (testFile) => testFile.endsWith('.py'),
+  // Python modules; gis_tests only where run_state.sh gives them a GIS database (its needs_gis).
+  runs: (testFile, backend) => testFile.endsWith('.py') && (backend === 'postgis' || !testFile.startsWith('tests/gis_tests/')),
   /**
    * run_state.sh writes Django's whole log (there is no JUnit) to the report path, which the env hands
    * over as `junitXml`; the combined output is the fallback when that file is missing.
