@@ -57,7 +57,7 @@ export interface Runner {
   exitCodes: { ok: readonly number[]; noTestsCollected: readonly number[] };
   /**
    * Whether this runner can run a test file extract found, with the database backend `backend` (Django's
-   * runtests.py: Python modules, gis_tests only on PostGIS; pytest: those and hook-collected data files, no
+   * runtests.py: its test apps' modules, gis_tests only on PostGIS; pytest: Python modules and hook-collected data files, no
    * JavaScript or Go test module). Optional: without it, every one.
    */
   runs?(testFile: string, backend: string): boolean;

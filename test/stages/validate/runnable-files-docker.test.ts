@@ -145,10 +145,13 @@ describe.skipIf(skip)('validate: the test files its environment runs (Docker, a 
 
 describe('runnableTestFiles: a recipe\'s testFiles globs, then what its runner runs on a backend', () => {
   const files = ['tests/test_a.py', 'tests/golden/x.case', 'web/a.test.js', 'pkg/b_test.go', 'tests/admin/tests.py', 'js_tests/admin/core.test.js', 'tests/gis_tests/geoapp/tests.py'];
-  it('pytest runs Python modules and hook-collected data files, never another language\'s test module; Django only modules, gis_tests only on PostGIS', () => {
+  it('pytest runs Python modules and hook-collected data files, never another language\'s test module; Django only test apps\' modules, gis_tests only on PostGIS', () => {
     expect(runnableTestFiles({ recipe: null, runner: pytestRunner }, files, 'sqlite')).toEqual(['tests/test_a.py', 'tests/golden/x.case', 'tests/admin/tests.py', 'tests/gis_tests/geoapp/tests.py']);
-    expect(runnableTestFiles({ recipe: null, runner: djangoRunner }, files, 'sqlite')).toEqual(['tests/test_a.py', 'tests/admin/tests.py']);
-    expect(runnableTestFiles({ recipe: null, runner: djangoRunner }, files, 'postgis')).toEqual(['tests/test_a.py', 'tests/admin/tests.py', 'tests/gis_tests/geoapp/tests.py']);
+    expect(runnableTestFiles({ recipe: null, runner: djangoRunner }, files, 'sqlite')).toEqual(['tests/admin/tests.py']);
+    expect(runnableTestFiles({ recipe: null, runner: djangoRunner }, files, 'postgis')).toEqual(['tests/admin/tests.py', 'tests/gis_tests/geoapp/tests.py']);
+    // As run_state.sh labels them: not the settings module beside the apps, not the pre-1.6 layout, not an unimportable path.
+    const elsewhere = ['tests/test_sqlite.py', 'django/contrib/auth/tests/test_management.py', 'tests/admin-x/tests.py'];
+    expect(runnableTestFiles({ recipe: null, runner: djangoRunner }, elsewhere, 'postgis')).toEqual([]);
     expect(runnableTestFiles({ recipe: null, runner: null }, files, 'sqlite')).toEqual(files);
   });
   it("a recipe's testFiles globs run first: what they leave out is not run", () => {

@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import type { ParseInput, ParsedRun, Runner } from '../types.ts';
-import { djangoTestFile, isDjangoLog, parseDesc, parseDjangoLog, splitPasses } from './parse-django.ts';
+import { djangoLabel, djangoTestFile, isDjangoLog, parseDesc, parseDjangoLog, splitPasses } from './parse-django.ts';
 
 /**
  * The command run_state.sh runs (before the labels), with $FORESIGHT_PYTHON for python3, the checkout
@@ -20,8 +20,12 @@ export const djangoRunner: Runner = {
   testCmd: DJANGO_CMD,
   // runtests.py: 0 all passed, 1 tests failed or errored; a run of no test module exits 0 with 0 tests.
   exitCodes: { ok: [0, 1], noTestsCollected: [] },
-  // Python modules; gis_tests only where run_state.sh gives them a GIS database (its needs_gis).
-  runs: (testFile, backend) => testFile.endsWith('.py') && (backend === 'postgis' || !testFile.startsWith('tests/gis_tests/')),
+  // What run_state.sh turns into labels: modules of a test app under tests/ (not the pre-1.6 layout's
+  // django/contrib/*/tests/, nor tests/test_sqlite.py), gis_tests only with a GIS database (its needs_gis).
+  runs(testFile, backend) {
+    const label = djangoLabel(testFile);
+    return label !== null && (backend === 'postgis' || !(label === 'gis_tests' || label.startsWith('gis_tests.')));
+  },
   /**
    * run_state.sh writes Django's whole log (there is no JUnit) to the report path, which the env hands
    * over as `junitXml`; the combined output is the fallback when that file is missing.
