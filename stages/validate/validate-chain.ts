@@ -56,22 +56,19 @@ export function excludedChain(chain: ExtractedChain, runner: string): ValidatedC
  */
 export function chainOnBackends(chain: ExtractedChain, eras: ChainEras): { kind: 'runs'; on: Array<{ backend: string; chain: ExtractedChain }> } | { kind: 'excluded'; exclusion: Exclusion } {
   const backends = chainBackends(eras);
-  const sides = [
-    { which: 'pr1', pr: chain.pr1, plan: planTestFiles(eras.pr1, chain.pr1_test_files, backends) },
-    { which: 'pr2', pr: chain.pr2, plan: planTestFiles(eras.pr2, chain.anticipation_test_files, backends) },
-  ] as const;
-  for (const { which, pr, plan } of sides) {
-    if (plan.kind === 'none') return { kind: 'excluded', exclusion: { reason: `${which}_${plan.reason}`, detail: `${changeLabel(pr)} ${plan.detail}`, stage: 'validate' } };
-  }
-  const runsOn = (p: TestFilesPlan): Array<{ backend: string; files: string[] }> => (p.kind === 'runs' ? p.on : []);
-  const [pr1, pr2] = [runsOn(sides[0].plan), runsOn(sides[1].plan)];
-  const on = pr1.flatMap((a) => {
-    const b = pr2.find((x) => x.backend === a.backend);
+  const pr1 = planTestFiles(eras.pr1, chain.pr1_test_files, backends);
+  const pr2 = planTestFiles(eras.pr2, chain.anticipation_test_files, backends);
+  const none = (which: 'pr1' | 'pr2', plan: Extract<TestFilesPlan, { kind: 'none' }>) =>
+    ({ kind: 'excluded', exclusion: { reason: `${which}_${plan.reason}`, detail: `${changeLabel(chain[which])} ${plan.detail}`, stage: 'validate' } }) as const;
+  if (pr1.kind === 'none') return none('pr1', pr1);
+  if (pr2.kind === 'none') return none('pr2', pr2);
+  const on = pr1.on.flatMap((a) => {
+    const b = pr2.on.find((x) => x.backend === a.backend);
     return b ? [{ backend: a.backend, chain: { ...chain, pr1_test_files: a.files, anticipation_test_files: b.files } }] : [];
   });
   if (on.length) return { kind: 'runs', on };
-  const names = (p: typeof pr1): string => p.map((x) => x.backend).join(', ');
-  return { kind: 'excluded', exclusion: { reason: 'pr2_tests_skipped', detail: `no backend runs both PRs' tests: PR1's run on ${names(pr1)}, PR2's on ${names(pr2)}`, stage: 'validate' } };
+  const names = (p: typeof pr1.on): string => p.map((x) => x.backend).join(', ');
+  return { kind: 'excluded', exclusion: { reason: 'pr2_tests_skipped', detail: `no backend runs both PRs' tests: PR1's run on ${names(pr1.on)}, PR2's on ${names(pr2.on)}`, stage: 'validate' } };
 }
 
 /** The backends a chain is tried on: its recipe's, else the default (sqlite, no service). */
