@@ -57,6 +57,29 @@ export async function changedTestModules(clone: string, commit: string): Promise
   return (await splitPatch(clone, parents[1]!, commit)).testFiles;
 }
 
+/** What decides which test files an era runs (runnableTestFiles, planTestFiles): its recipe and its runner. */
+export interface EraTestRules {
+  recipe: Recipe;
+  runner: Runner;
+}
+
+/**
+ * The recipe and runner every install candidate of `commit`'s era shares, read from the commit alone (no image,
+ * no container), or null when the candidates differ in what decides the test files (their runner, `testFiles`
+ * or backends): which tests a chain runs is then known only once the era is chosen.
+ */
+export async function eraTestRules(opts: Pick<EnvironmentOptions, 'repo' | 'clone' | 'recipes' | 'image' | 'runner'>, commit: string): Promise<EraTestRules | null> {
+  const loaded = await loadRecipe(opts.repo, opts.clone, commit, { recipes: opts.recipes });
+  if (opts.image) {
+    const runner = getRunner(opts.runner);
+    return { recipe: { ...loaded.recipe, runner: runner.name as Recipe['runner'] }, runner };
+  }
+  const rule = (r: Recipe): string => JSON.stringify([r.runner, r.testFiles ?? null, r.backends]);
+  const first = rule(loaded.recipe);
+  if (loaded.candidates.some((c) => rule(c.recipe) !== first)) return null;
+  return { recipe: loaded.recipe, runner: getRunner(loaded.recipe.runner) };
+}
+
 /** One run of the candidate's runner at `commit` on the test files, in a locked-down container (no network, limits). */
 async function probeRun(opts: EnvironmentOptions, commit: string, image: string, recipe: Recipe, testFiles: string[]): Promise<StateRun> {
   const runner = getRunner(recipe.runner);

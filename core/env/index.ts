@@ -54,4 +54,4 @@ export { backendUnavailable, CHOICE_FILE, EnvChoices, rejectionReason } from './
 export type { ChoiceFile, ChooseEnvOptions, ChosenEnv, Rejection, TriedCandidate } from './image/choose-env.ts';
 export { detectCandidates, type DetectedCandidates, type RecipeCandidate } from './recipes/detect.ts';
 export { ERA_PYTHONS, pythonEra, rankPythons, type EraPython, type PythonEra } from './recipes/python-era.ts';
-export { changedTestModules, eraEnvironment, type EnvironmentOptions, type EraEnv } from './era.ts';
+export { changedTestModules, eraEnvironment, eraTestRules, type EnvironmentOptions, type EraEnv, type EraTestRules } from './era.ts';

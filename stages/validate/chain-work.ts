@@ -6,19 +6,19 @@
  */
 import type Docker from 'dockerode';
 import type { Config } from '../../core/config.ts';
-import { ChainEnvPool, containerLimits, EnvImages, eraEnvironment, type EnvironmentOptions } from '../../core/env/index.ts';
+import { ChainEnvPool, containerLimits, EnvImages, eraEnvironment, eraTestRules, type EnvironmentOptions, type EraTestRules } from '../../core/env/index.ts';
 import { contextCollector, type ContextCollector } from '../../core/extract/context.ts';
 import { extractChain, repoShortName } from '../../core/extract/chain.ts';
 import { absoluteGitDir } from '../../core/git.ts';
 import { listChanges, type ListedChanges } from '../../core/history/changes.ts';
 import type { Logger } from '../../core/log.ts';
-import type { PullRequest } from '../../core/model/change.ts';
+import type { Exclusion, PullRequest } from '../../core/model/change.ts';
 import type { ExtractedChain } from '../../core/model/extracted.ts';
 import type { ValidatedChain } from '../../core/model/validated.ts';
 import type { SourceSettings } from '../../core/sources/types.ts';
 import { attributeChain, canAttribute, type AttributeDeps } from './attribute.ts';
 import type { ContainerDeps } from './chain-containers.ts';
-import { excludedChain, validateChain, type ChainEras } from './validate-chain.ts';
+import { chainOnBackends, excludedChain, validateChain, type ChainEras } from './validate-chain.ts';
 
 /** What one chain's work gives back: the validated chain and the counts the stage's stats add up. */
 export interface ChainOutcome {
@@ -92,6 +92,25 @@ export class ChainWork {
     return era;
   }
 
+  /** The recipe and runner of a commit's era, from the commit alone (no image, no container); null: only the chosen era tells. */
+  testRules(commit: string): Promise<EraTestRules | null> {
+    const { repo, validate: cfg } = this.opts;
+    return eraTestRules({ repo: repo.name, clone: repo.clone, recipes: cfg.recipes, image: cfg.image, runner: cfg.runner }, commit);
+  }
+
+  /**
+   * Why a chain runs no test here, told by its eras' recipes before any image is built or container started (a
+   * Django chain whose PR1 touched only js_tests), with the runner's name; null when it runs some, or only its
+   * chosen eras can tell. validateChain decides the same way once the eras are chosen.
+   */
+  async runsNothing(chain: ExtractedChain): Promise<{ exclusion: Exclusion; runner: string } | null> {
+    const pr1 = await this.testRules(chain.pr1_head);
+    const pr2 = chain.pr2_head === chain.pr1_head ? pr1 : await this.testRules(chain.pr2_head);
+    if (!pr1 || !pr2) return null;
+    const planned = chainOnBackends(chain, { pr1, pr2 });
+    return planned.kind === 'excluded' ? { exclusion: planned.exclusion, runner: pr1.runner.name } : null;
+  }
+
   /**
    * Validate one chain that is not excluded (and attribute it, unless attribution is off); `onEras` once
    * its environments are known; `log`: the job's own (a worker's chains share this ChainWork).
@@ -121,6 +140,11 @@ export class ChainWork {
       return r.chain;
     };
     const done = (v: ValidatedChain): ChainOutcome => ({ chain: v, stateRuns, backendFallbacks, imagesBuilt });
+    const nothing = await this.runsNothing(chain);
+    if (nothing) {
+      opts.onEras?.();
+      return done(excludedChain({ ...chain, excluded: nothing.exclusion }, nothing.runner));
+    }
     const eras = await chainEras(chain);
     opts.onEras?.();
     const validated = await validateOne(chain, eras);

@@ -15,7 +15,7 @@ import { aggregateRuns, type StateRequest } from './aggregate-runs.ts';
 import { ChainContainers } from './chain-containers.ts';
 import type { ChainWork } from './chain-work.ts';
 import { computeSets } from './compute-sets.ts';
-import { chainBackends } from './validate-chain.ts';
+import { chainBackends, type ChainTestRules } from './validate-chain.ts';
 
 /** Why a fix's tests say nothing here: not scored. */
 export const FIX_DROP_REASONS = [
@@ -73,12 +73,19 @@ export async function executeFix(work: ChainWork, input: FixInput, signal: Abort
   const split = await splitPatch(input.clone, fix.baseSha, fix.headSha);
   if (!split.testFiles.length) return drop('no_test_files', `${fix.headSha.slice(0, 10)} touched no test module`);
   const { overlayFiles } = split;
-  const first = await work.eraOf(fix.headSha, split.testFiles, signal, { log });
-  if (first.kind === 'broken') return drop('env_broken', first.problem);
   // Only the files the era runs on each backend (Django's runtests.py collects no js_tests/*.test.js, and gis_tests
   // only on PostGIS): none is no test, or tests this environment skips, never an infrastructure failure.
-  const plan = planTestFiles(first, split.testFiles, chainBackends({ pr1: first, pr2: first }));
-  if (plan.kind === 'none') return drop(plan.reason === 'no_tests' ? 'no_test_files' : 'tests_skipped', `${fix.headSha.slice(0, 10)} ${plan.detail}`);
+  const planOf = (rules: ChainTestRules['pr1']) => planTestFiles(rules, split.testFiles, chainBackends({ pr1: rules, pr2: rules }));
+  const nothing = (plan: Extract<ReturnType<typeof planOf>, { kind: 'none' }>): FixExecution =>
+    drop(plan.reason === 'no_tests' ? 'no_test_files' : 'tests_skipped', `${fix.headSha.slice(0, 10)} ${plan.detail}`);
+  // Told by the era's recipe alone when its install candidates agree: such a fix costs no image.
+  const rules = await work.testRules(fix.headSha);
+  const early = rules ? planOf(rules) : null;
+  if (early?.kind === 'none') return nothing(early);
+  const first = await work.eraOf(fix.headSha, split.testFiles, signal, { log });
+  if (first.kind === 'broken') return drop('env_broken', first.problem);
+  const plan = planOf(first);
+  if (plan.kind === 'none') return nothing(plan);
   let era = first;
   // The era's install candidates the fix's states outgrew (an installed package lacks what they import).
   const passedOver: string[] = [];

@@ -80,6 +80,8 @@ async function runHere(chains: ExtractedChain[], ctx: StageContext, totals: Tota
     lookAhead = (async () => {
       for (const c of rest) {
         if (ctx.signal.aborted) return;
+        // A chain whose tests run nowhere here needs no image.
+        if (await work.runsNothing(c)) continue;
         await work.eraOf(c.pr1_head, c.pr1_test_files, ctx.signal);
         if (c.pr2_head !== c.pr1_head) await work.eraOf(c.pr2_head, c.anticipation_test_files, ctx.signal);
       }

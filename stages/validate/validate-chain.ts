@@ -18,6 +18,12 @@ export interface ChainEras {
   pr2: EraEnv;
 }
 
+/** What decides the test files a chain runs on each backend: each era's recipe and runner (chosen eras, or eraTestRules before any). */
+export interface ChainTestRules {
+  pr1: Pick<EraEnv, 'recipe' | 'runner'>;
+  pr2: Pick<EraEnv, 'recipe' | 'runner'>;
+}
+
 export interface ValidateChainResult {
   chain: ValidatedChain;
   stateRuns: number;
@@ -54,7 +60,7 @@ export function excludedChain(chain: ExtractedChain, runner: string): ValidatedC
  * eras run on that backend: runnableTestFiles), or why none can, before any container: a state of no test is no
  * evidence and would read as an environment failure (Django's js_tests/*.test.js; gis_tests without PostGIS).
  */
-export function chainOnBackends(chain: ExtractedChain, eras: ChainEras): { kind: 'runs'; on: Array<{ backend: string; chain: ExtractedChain }> } | { kind: 'excluded'; exclusion: Exclusion } {
+export function chainOnBackends(chain: ExtractedChain, eras: ChainTestRules): { kind: 'runs'; on: Array<{ backend: string; chain: ExtractedChain }> } | { kind: 'excluded'; exclusion: Exclusion } {
   const backends = chainBackends(eras);
   const pr1 = planTestFiles(eras.pr1, chain.pr1_test_files, backends);
   const pr2 = planTestFiles(eras.pr2, chain.anticipation_test_files, backends);
@@ -72,7 +78,7 @@ export function chainOnBackends(chain: ExtractedChain, eras: ChainEras): { kind:
 }
 
 /** The backends a chain is tried on: its recipe's, else the default (sqlite, no service). */
-export function chainBackends(eras: ChainEras): [string, ...string[]] {
+export function chainBackends(eras: ChainTestRules): [string, ...string[]] {
   return ((eras.pr1.recipe ?? eras.pr2.recipe)?.backends ?? [DEFAULT_BACKEND]) as [string, ...string[]];
 }
 

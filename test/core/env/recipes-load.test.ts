@@ -12,6 +12,7 @@ import { parsePipConfigList, pipSources } from '../../../core/env/image/pip-sour
 import { declaredExtras, detectRecipe } from '../../../core/env/recipes/detect.ts';
 import { matchesGlob } from '../../../core/glob.ts';
 import { loadRecipe, parseRecipe, RECIPES_DIR, recipeFileName } from '../../../core/env/recipes/load.ts';
+import { eraTestRules } from '../../../core/env/era.ts';
 import { DEFAULT_DEPENDENCY_FILES, filterTestFiles, isIgnoredTest, RecipeSchema, runnerNames } from '../../../core/env/recipes/schema.ts';
 import { runners } from '../../../core/env/runners/registry.ts';
 import { gitRepo, type GitRepo } from '../../helpers/git-repo.ts';
@@ -274,5 +275,19 @@ describe('pip configuration', () => {
     // Registered as a secret: pip's own output quoting the URL is redacted wherever it is written.
     expect(redact('Looking in indexes: https://builder:idx-s3cret-pw@pypi.example.invalid/simple')).not.toContain('idx-s3cret-pw');
     clearSecrets();
+  });
+});
+
+describe("eraTestRules: what decides an era's test files, from the commit alone", () => {
+  it('detected install candidates share pytest: their rules; the shipped Django recipe: its runner and backends; an explicit image: the configured runner', async () => {
+    const { repo, sha } = await repoWith({ 'pyproject.toml': '[project]\nname = "x"\nversion = "1"\n', 'x.py': '', 'tests/test_x.py': 'def test_x():\n    pass\n' });
+    const detected = await eraTestRules({ repo: 'gen/x', clone: repo.dir, recipes: 'detect', image: null, runner: 'pytest' }, sha);
+    expect(detected?.runner.name).toBe('pytest');
+    const django = await eraTestRules({ repo: 'django/django', clone: repo.dir, recipes: 'shipped', image: null, runner: 'pytest' }, sha);
+    expect(django?.runner.name).toBe('django');
+    expect(django?.recipe.backends).toEqual(['sqlite', 'postgresql', 'mysql']);
+    const image = await eraTestRules({ repo: 'django/django', clone: repo.dir, recipes: 'shipped', image: 'some-image', runner: 'pytest' }, sha);
+    expect(image?.runner.name).toBe('pytest');
+    expect(image?.recipe.runner).toBe('pytest');
   });
 });

@@ -7,7 +7,9 @@
  *  - #5 fixes #4's renderer and touches only a golden-file case that a conftest hook collects: pytest runs it,
  *    and it is PR2's fail->pass test.
  * Then, without Docker: which files a runner runs on which backend, and validateChain's exclusions of Django
- * chains (JavaScript tests; gis_tests without PostGIS) with container work that throws when touched.
+ * chains (JavaScript tests; gis_tests without PostGIS) with container work that throws when touched; and
+ * ChainWork.run excluding such a chain from its recipes alone, with a Docker client that throws when touched
+ * (no era chosen: no image built, no candidate checked in a container).
  */
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -24,7 +26,9 @@ import { ValidatedChainSchema, type ValidatedChain } from '../../../core/model/v
 import type { StageName } from '../../../core/stage.ts';
 import { runPipeline } from '../../../pipeline/pipeline.ts';
 import type { ContainerDeps } from '../../../stages/validate/chain-containers.ts';
+import { ChainWork } from '../../../stages/validate/chain-work.ts';
 import { chainOnBackends, validateChain } from '../../../stages/validate/validate-chain.ts';
+import type Docker from 'dockerode';
 import { validatedChain } from '../../helpers/chain-fixture.ts';
 import { gitRepo, type GitRepo } from '../../helpers/git-repo.ts';
 
@@ -199,5 +203,35 @@ describe("validateChain: a Django chain whose tests its environment cannot run i
     ]);
     const gisOnly = chainOnBackends(chain(['tests/admin_views/tests.py'], ['tests/gis_tests/geoapp/tests.py']), { pr1: e, pr2: e });
     expect(gisOnly.kind === 'runs' && gisOnly.on.map((b) => b.backend)).toEqual(['postgis']);
+  });
+});
+
+describe('ChainWork.run: a chain whose tests run nowhere here is excluded from its recipes alone, before any era is chosen', () => {
+  let repo: GitRepo;
+  let dataRoot: string;
+  afterAll(async () => {
+    await repo?.remove();
+    if (dataRoot) await rm(dataRoot, { recursive: true, force: true });
+  });
+  it("a Django chain whose PR1 touched only js_tests: pr1_no_tests, Docker never touched, no image built", async () => {
+    repo = await gitRepo();
+    const files = { 'setup.cfg': '[metadata]\nname = Django\nclassifiers =\n    Programming Language :: Python :: 3.11\n', 'tests/runtests.py': '' };
+    const pr1 = await repo.commit({ files: { ...files, 'django/contrib/admin/static/actions.js': 'x\n', 'js_tests/admin/actions.test.js': 'test()\n' }, message: 'Fixed #1 -- admin actions', date: day(1) });
+    const pr2 = await repo.commit({ files: { 'django/contrib/admin/static/actions.js': 'y\n', 'tests/admin_views/tests.py': 'x = 1\n' }, message: 'Fixed #2 -- admin actions again', date: day(2) });
+    dataRoot = await mkdtemp(join(tmpdir(), 'foresight-runs-nothing-'));
+    // Any use of Docker (an image lookup or build, a container) throws.
+    const untouchedDocker = new Proxy({}, { get: (_, key) => { throw new Error(`Docker was touched (${String(key)})`); } }) as Docker;
+    const config = loadConfig({ FORESIGHT_OFFLINE: '1', FORESIGHT_ATTRIBUTION: 'off' });
+    const work = await ChainWork.open({
+      repo: { name: 'django/django', clone: repo.dir }, repoDir: join(dataRoot, 'django__django'), validate: config.validate, discover: config.discover,
+      sourceSettings: {}, images: config.images, docker: untouchedDocker, log: silentLogger, poolSize: 1,
+    });
+    const chain = ExtractedChainSchema.parse(validatedChain({ pr1_head: pr1, pr2_head: pr2, pr1_test_files: ['js_tests/admin/actions.test.js'], anticipation_test_files: ['tests/admin_views/tests.py'] }));
+    const out = await work.run(chain, new AbortController().signal);
+    expect(out.chain.excluded).toMatchObject({ reason: 'pr1_no_tests', stage: 'validate', detail: expect.stringMatching(/touched no test file the django runner runs: js_tests\/admin\/actions\.test\.js$/) });
+    expect(out).toMatchObject({ stateRuns: 0, imagesBuilt: [] });
+    expect(out.chain.runner).toBe('django');
+    expect(work.usedImages.size).toBe(0);
+    await work.close();
   });
 });
