@@ -76,6 +76,7 @@ Examples:
     .option('--since <date>', "only fixes committed on or after this ISO date (FORESIGHT_SINCE)")
     .option('--until <date>', 'only fixes committed before this ISO date (FORESIGHT_UNTIL)')
     .option('--execute', "also run each fix's tests (at its parent they must fail, at the fix pass) and bisect them in Docker, bounded by blame's candidates: F1 of blame alone and of blame + execution on the fixes whose tests run here")
+    .option('--ceiling', "with --execute: probe each fix's tests only at the oracle's commit's parent and at the commit, not blame's candidates: whether execution can name it at all (an upper figure for the search; checkpoints in szz-eval/ceiling/)")
     .option('--repo <owner/name>', 'with --execute: the repository, whose recipe builds the environments (e.g. django/django)')
     .option('--data <dir>', 'with --execute: artifact root; per-fix checkpoints go to <data>/<owner>__<name>/szz-eval/ (default: FORESIGHT_DATA or data)')
     .option('--jobs <n>', 'with --execute: fixes run at once (FORESIGHT_JOBS; default 1)', wholeNumberText(1))

@@ -90,6 +90,8 @@ export interface ExecuteReport {
   dropped: Array<{ fix: string; reason: string; detail: string }>;
   /** This run's container work (checkpointed fixes add nothing). */
   work: { fixesRun: number; containers: number; runs: number; seconds: number };
+  /** With `ceiling`: the scored fixes whose probes named the oracle's commit (found or introduced). */
+  ceiling: { named: number } | null;
 }
 
 export interface ExecuteOptions {
@@ -102,14 +104,37 @@ export interface ExecuteOptions {
   jobs: number;
   log: Logger;
   signal: AbortSignal;
+  /**
+   * Probe each fix's tests only at the oracle's commit's parent and at the commit (the search told the answer,
+   * blame's candidates unused): whether execution can name that commit at all, an upper figure for any search.
+   * Its own checkpoints (szz-eval/ceiling/); the same rule combines it with blame.
+   */
+  ceiling?: boolean;
+}
+
+/**
+ * The first-parent commits a ceiling probe sees: each oracle commit's parent and the commit, and the fix's
+ * parent (the bad end); oldest first. A commit not below the fix's parent on the first-parent line is left out.
+ */
+export function ceilingMainline<C extends { sha: string }>(mainline: readonly C[], inducing: readonly string[], base: string): C[] {
+  const order = positions(mainline);
+  const bad = order.get(base);
+  if (bad === undefined) return [];
+  const keep = new Set([bad]);
+  for (const s of inducing) {
+    const i = order.get(s);
+    if (i !== undefined && i > 0 && i < bad) keep.add(i).add(i - 1);
+  }
+  return [...keep].sort((a, b) => a - b).map((i) => mainline[i]!);
 }
 
 export async function executeOracle(o: ExecuteOptions): Promise<ExecuteReport> {
   const history = await listChanges(o.clone, o.config.discover);
   const meta = new MetaChanges(o.clone);
   const key = (fix: string): string =>
-    fingerprint({ v: CHECKPOINT_VERSION, repo: o.repo, fix, validate: { ...o.config.validate, jobs: null }, images: o.config.images.baseAlias, bisect: BISECT_DEFAULTS, branch: o.config.discover.branch });
-  const pathOf = (fix: string): string => join(o.repoDir, 'szz-eval', 'fixes', `${fix}.json`);
+    fingerprint({ v: CHECKPOINT_VERSION, repo: o.repo, fix, validate: { ...o.config.validate, jobs: null }, images: o.config.images.baseAlias, bisect: BISECT_DEFAULTS, branch: o.config.discover.branch, ...(o.ceiling ? { ceiling: true } : {}) });
+  const pathOf = (fix: string): string => join(o.repoDir, 'szz-eval', o.ceiling ? 'ceiling' : 'fixes', `${fix}.json`);
+  const toMainline = mainlineOf(history);
   const fixes = await Promise.all(o.oracle.map(async (e) => ({ entry: e, sha: await revParse(o.clone, e.fix) })));
   const saved = new Map<string, Checkpoint>();
   for (const f of fixes) {
@@ -140,8 +165,10 @@ export async function executeOracle(o: ExecuteOptions): Promise<ExecuteReport> {
           const base = (await git(o.clone, ['rev-parse', '--verify', '--end-of-options', `${f.sha}^1`])).trim();
           const label = `szz-eval-${f.sha.slice(0, 10)}`;
           let execution: FixExecutionSummary;
+          const told = o.ceiling ? await Promise.all(f.entry.inducing.map(async (s) => toMainline(await revParse(o.clone, s).catch(() => s)))) : null;
+          const probed = told ? { candidates: told, history: { ...history, mainline: ceilingMainline(history.mainline, told, base), changes: [] } } : { candidates: blame.candidates, history };
           try {
-            const r = await executeFix(work!, { clone: o.clone, fix: { baseSha: base, headSha: f.sha }, candidates: blame.candidates, history, label }, o.signal, o.log);
+            const r = await executeFix(work!, { clone: o.clone, fix: { baseSha: base, headSha: f.sha }, ...probed, label }, o.signal, o.log);
             execution =
               r.kind === 'dropped'
                 ? r
@@ -181,7 +208,6 @@ export async function executeOracle(o: ExecuteOptions): Promise<ExecuteReport> {
   } finally {
     await work?.close();
   }
-  const toMainline = mainlineOf(history);
   const order = positions(history.mainline);
   const rows: FixRow[] = [];
   for (const f of fixes) {
@@ -203,6 +229,7 @@ export async function executeOracle(o: ExecuteOptions): Promise<ExecuteReport> {
     combined: scoreRows('foresight', scored.map((r) => ({ predicted: r.combined, inducing: r.inducing })), seconds),
     dropped: rows.flatMap((r) => (r.execution.kind === 'dropped' ? [{ fix: r.fix, reason: r.execution.reason, detail: r.execution.detail }] : [])),
     work: { fixesRun: ran.length, containers: sum('containers'), runs: sum('runs'), seconds: sum('seconds') },
+    ceiling: o.ceiling ? { named: scored.filter((r) => r.execution.kind === 'bisected' && r.execution.commit !== null && r.inducing.includes(r.execution.commit)).length } : null,
   };
 }
 
@@ -247,9 +274,14 @@ export function formatExecuteReport(r: ExecuteReport): string {
   return [
     `scored: ${scored} of ${r.rows.length} oracle fixes (those whose tests fail at the fix's parent and pass at the fix); dropped: ${r.dropped.length}${reasons.size ? ` (${[...reasons].map(([k, n]) => `${k} ${n}`).join(', ')})` : ''}`,
     '',
-    ...table(['variant', 'fixes', 'predictions', 'TP', 'precision', 'recall', 'F1'], [scoreRow('blame only', r.blame), scoreRow('blame + execution', r.combined)]),
+    ...table(['variant', 'fixes', 'predictions', 'TP', 'precision', 'recall', 'F1'], [scoreRow('blame only', r.blame), scoreRow(r.ceiling ? "blame + execution at the oracle's commit (ceiling)" : 'blame + execution', r.combined)]),
     '',
     `rule: ${EXECUTION_RULE}`,
+    ...(r.ceiling
+      ? [
+          `ceiling: each fix's tests probed only at the oracle's commit's parent and at the commit (blame's candidates unused); they named it for ${r.ceiling.named} of ${scored} scored fixes. No search bounded by candidates names a commit its tests cannot tell from its parent.`,
+        ]
+      : []),
     `cost per scored fix: ${perScored('containers')} containers started, ${perScored('runs')} runs (probes), ${perScored('seconds')} s; this run: ${r.work.fixesRun} fix(es) run, ${r.work.containers} containers, ${r.work.runs} runs, ${r.work.seconds.toFixed(1)} s`,
     '',
     ...table(['fix', 'execution', 'blame', 'blame+exec', 'containers', 'runs', 'seconds', 'from'], perFix),

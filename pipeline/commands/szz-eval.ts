@@ -17,6 +17,8 @@ export interface SzzEvalOpts {
   concurrency: number;
   /** Run the fixes' tests and bisect them (needs --repo for its recipe). */
   execute?: boolean;
+  /** With execute: probe only at the oracle's commits (an upper figure for the search). */
+  ceiling?: boolean;
   repo?: string;
   data?: string;
   since?: string;
@@ -28,6 +30,7 @@ export interface SzzEvalOpts {
 
 /** `foresight szz-eval`: score SZZ variants on an oracle, print the table; with --execute, blame alone vs blame + execution. */
 export async function szzEval(o: SzzEvalOpts): Promise<void> {
+  if (o.ceiling && !o.execute) throw new ForesightError('szz-eval --ceiling needs --execute', { remedy: 'add --execute (the ceiling probes run the fixes\' tests in Docker)' });
   const clone = resolve(o.clone);
   const config = loadConfig(processEnv(), { data: o.data, since: o.since, until: o.until, jobs: o.jobs, verbose: o.verbose, quiet: o.quiet });
   const log = createLogger({ level: config.log.level, quiet: config.log.quiet });
@@ -45,7 +48,7 @@ export async function szzEval(o: SzzEvalOpts): Promise<void> {
   const repo = repoName(o.repo);
   const owner = abortOnSignals({ onSignal: (sig) => log.warn(`${sig}: stopping; live containers are removed, finished fixes are kept`) });
   try {
-    const report = await executeOracle({ repo, clone, oracle, config, repoDir: repoDataDir(dataRootOf(config), repo), jobs: config.validate.jobs, log, signal: owner.signal });
+    const report = await executeOracle({ repo, clone, oracle, config, repoDir: repoDataDir(dataRootOf(config), repo), jobs: config.validate.jobs, log, signal: owner.signal, ceiling: o.ceiling === true });
     process.stdout.write(formatExecuteReport(report) + '\n');
   } catch (err) {
     exitState.signal = owner.exitCode();

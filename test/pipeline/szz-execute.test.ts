@@ -5,8 +5,9 @@
  *  - #7's test module imports a package this environment does not have: its tests cannot run at the fix, so it
  *    is dropped with that reason and scored by neither;
  *  - #8 changes only a JavaScript test, which pytest does not run: dropped as touching no test module, not as infra.
- * A rerun reads the checkpoints and does no container work. One container (the bookworm base image has
- * pytest; a root conftest.py puts the work tree on sys.path).
+ * A rerun reads the checkpoints and does no container work. `ceiling` probes only at the oracle's commit: #3 (the
+ * true inducer) is named, #2 (an oracle naming an earlier commit, where the tests still pass) is not. One container
+ * per fix (the bookworm base image has pytest; a root conftest.py puts the work tree on sys.path).
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -16,7 +17,7 @@ import { loadConfig } from '../../core/config.ts';
 import { connectDocker, DEFAULT_BASE_ALIAS, ensureImage, isDockerReachable } from '../../core/env/index.ts';
 import { silentLogger } from '../../core/log.ts';
 import { readOracle } from '../../stages/szz/index.ts';
-import { executeOracle, formatExecuteReport, type ExecuteReport } from '../../pipeline/szz-execute.ts';
+import { ceilingMainline, executeOracle, formatExecuteReport, type ExecuteReport } from '../../pipeline/szz-execute.ts';
 import { gitRepo, type GitRepo } from '../helpers/git-repo.ts';
 
 const docker = connectDocker();
@@ -35,6 +36,7 @@ describe.skipIf(skip)('szz-eval --execute (Docker, a generated history)', () => 
   const sha: Record<number, string> = {};
   let first: ExecuteReport;
   let run: () => Promise<ExecuteReport>;
+  let config: ReturnType<typeof loadConfig>;
   beforeAll(async () => {
     await ensureImage(DEFAULT_BASE_ALIAS, { docker });
     repo = await gitRepo();
@@ -70,7 +72,7 @@ describe.skipIf(skip)('szz-eval --execute (Docker, a generated history)', () => 
     const oraclePath = join(dataRoot, 'oracle.jsonl');
     await writeFile(oraclePath, [{ fix: sha[5], inducing: [sha[3]] }, { fix: sha[7], inducing: [sha[6]] }, { fix: sha[8], inducing: [sha[1]] }].map((e) => JSON.stringify(e)).join('\n') + '\n');
     const oracle = await readOracle(oraclePath);
-    const config = loadConfig({ FORESIGHT_OFFLINE: '1', FORESIGHT_IMAGE: DEFAULT_BASE_ALIAS });
+    config = loadConfig({ FORESIGHT_OFFLINE: '1', FORESIGHT_IMAGE: DEFAULT_BASE_ALIAS });
     const ac = new AbortController();
     run = () => executeOracle({ repo: 'gen/szzexec', clone: repo.dir, oracle, config, repoDir: join(dataRoot, 'gen__szzexec'), jobs: 1, log: silentLogger, signal: ac.signal });
     first = await run();
@@ -119,4 +121,41 @@ describe.skipIf(skip)('szz-eval --execute (Docker, a generated history)', () => 
     expect(again.blame).toEqual(first.blame);
     expect(again.dropped).toEqual(first.dropped);
   }, 60_000);
+
+  it("ceiling: probed only at the oracle's commit, #5's tests name #3 (its parent passes) and cannot name #2 (they still pass there)", async () => {
+    const ceilingOf = async (inducer: number, dir: string): Promise<ExecuteReport> => {
+      const path = join(dataRoot, `${dir}.jsonl`);
+      await writeFile(path, JSON.stringify({ fix: sha[5], inducing: [sha[inducer]] }) + '\n');
+      const ac = new AbortController();
+      return executeOracle({ repo: 'gen/szzexec', clone: repo.dir, oracle: await readOracle(path), config, repoDir: join(dataRoot, dir), jobs: 1, log: silentLogger, signal: ac.signal, ceiling: true });
+    };
+    const right = await ceilingOf(3, 'ceiling-3');
+    expect(right.rows[0]!.execution).toMatchObject({ kind: 'bisected', outcome: 'found', commit: sha[3] });
+    // Only #3's parent, #3 and the bad end (#4, #5's parent) were probed: blame's candidate #1 never was.
+    const probedAt = right.rows[0]!.execution.kind === 'bisected' ? right.rows[0]!.execution.steps.map((st) => st.commit) : [];
+    expect(probedAt).toEqual(expect.arrayContaining([sha[2], sha[3]]));
+    expect(probedAt.every((c) => [sha[2], sha[3], sha[4]].includes(c))).toBe(true);
+    expect(right.ceiling).toEqual({ named: 1 });
+    expect(right.combined.f1).toBe(1);
+    expect(formatExecuteReport(right)).toContain("they named it for 1 of 1 scored fixes");
+    // An oracle naming #2, after which the tests still pass: they name the first commit where they fail, not #2.
+    const wrong = await ceilingOf(2, 'ceiling-2');
+    expect(wrong.rows[0]!.execution).toMatchObject({ kind: 'bisected', outcome: 'found', commit: sha[4] });
+    expect(wrong.ceiling).toEqual({ named: 0 });
+    expect(wrong.combined.f1).toBe(0);
+    // The ceiling's checkpoints are its own: the first run's are untouched and still read.
+    expect((await run()).rows.every((r) => r.reused)).toBe(true);
+  }, 300_000);
+});
+
+describe('ceilingMainline', () => {
+  const mainline = ['a', 'b', 'c', 'd', 'e', 'f'].map((sha, i) => ({ sha, date: `2024-01-0${i + 1}T00:00:00Z` }));
+  it("keeps each oracle commit's parent, the commit and the fix's parent, oldest first", () => {
+    expect(ceilingMainline(mainline, ['c'], 'f').map((c) => c.sha)).toEqual(['b', 'c', 'f']);
+    expect(ceilingMainline(mainline, ['d', 'b'], 'e').map((c) => c.sha)).toEqual(['a', 'b', 'c', 'd', 'e']);
+  });
+  it("leaves out an oracle commit that is not below the fix's parent, or is the first commit (no parent)", () => {
+    expect(ceilingMainline(mainline, ['f', 'a', 'zz'], 'e').map((c) => c.sha)).toEqual(['e']);
+    expect(ceilingMainline(mainline, ['c'], 'zz')).toEqual([]);
+  });
 });
