@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { BISECT_DEFAULTS } from './attribution/defaults.ts';
 import { ForesightError } from './errors.ts';
 import { registerSecret } from './secrets.ts';
 import { redisUrlProblem } from './queue/redis-url.ts';
@@ -66,6 +67,9 @@ export const ConfigSchema = z.object({
       repeat: z.enum(['candidates', 'gated', 'all']).default('candidates'),
       /** 'execution': a chain with PR2 fail->pass tests has PR1 confirmed by bisecting them (core/attribution); 'off': blame's or a reference's PR1 stands. */
       attribution: z.enum(['execution', 'off']).default('execution'),
+      /** The bisection's budget: most probes in all, and most spent looking for a commit where the tests pass. */
+      bisectMaxProbes: z.number().int().positive().default(BISECT_DEFAULTS.maxProbes),
+      bisectGoodEndProbes: z.number().int().positive().default(BISECT_DEFAULTS.maxGoodEndProbes),
       jobs: z.number().int().positive().default(1),
       timeoutSec: z.number().int().positive().default(600),
       memoryMiB: z.number().int().positive().default(2048),
@@ -273,6 +277,8 @@ export function loadConfig(env: Env = processEnv(), flags: Flags = {}): Config {
       runs: num('--runs', flags.runs, 'FORESIGHT_RUNS', 1),
       repeat: enumOf('FORESIGHT_REPEAT', ['candidates', 'gated', 'all'] as const),
       attribution: enumOf('FORESIGHT_ATTRIBUTION', ['execution', 'off'] as const),
+      bisectMaxProbes: num(null, undefined, 'FORESIGHT_BISECT_MAX_PROBES', 1),
+      bisectGoodEndProbes: num(null, undefined, 'FORESIGHT_BISECT_GOOD_END_PROBES', 1),
       jobs: num('--jobs', flags.jobs, 'FORESIGHT_JOBS', 1),
       timeoutSec: num(null, undefined, 'FORESIGHT_TIMEOUT_SEC', 1),
       memoryMiB: num(null, undefined, 'FORESIGHT_MEMORY_MIB', 1),
@@ -306,6 +312,12 @@ export function loadConfig(env: Env = processEnv(), flags: Flags = {}): Config {
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     throw new ForesightError(`invalid setting ${issue.path.join('.')}: ${issue.message}`, { remedy: 'fix the flag or FORESIGHT_* variable the README names for it' });
+  }
+  const v = parsed.data.validate;
+  if (v.bisectGoodEndProbes > v.bisectMaxProbes) {
+    throw new ForesightError(`the bisection's good-end probes (${v.bisectGoodEndProbes}) exceed its probes in all (${v.bisectMaxProbes})`, {
+      remedy: 'set FORESIGHT_BISECT_GOOD_END_PROBES at most FORESIGHT_BISECT_MAX_PROBES (defaults 16 and 28)',
+    });
   }
   return parsed.data;
 }

@@ -131,8 +131,10 @@ export function ceilingMainline<C extends { sha: string }>(mainline: readonly C[
 export async function executeOracle(o: ExecuteOptions): Promise<ExecuteReport> {
   const history = await listChanges(o.clone, o.config.discover);
   const meta = new MetaChanges(o.clone);
+  // The budget is keyed with the bisection's other constants (a default budget keeps earlier checkpoints).
+  const { bisectMaxProbes, bisectGoodEndProbes, ...settings } = o.config.validate;
   const key = (fix: string): string =>
-    fingerprint({ v: CHECKPOINT_VERSION, repo: o.repo, fix, validate: { ...o.config.validate, jobs: null }, images: o.config.images.baseAlias, bisect: BISECT_DEFAULTS, branch: o.config.discover.branch, ...(o.ceiling ? { ceiling: true } : {}) });
+    fingerprint({ v: CHECKPOINT_VERSION, repo: o.repo, fix, validate: { ...settings, jobs: null }, images: o.config.images.baseAlias, bisect: { ...BISECT_DEFAULTS, maxProbes: bisectMaxProbes, maxGoodEndProbes: bisectGoodEndProbes }, branch: o.config.discover.branch, ...(o.ceiling ? { ceiling: true } : {}) });
   const pathOf = (fix: string): string => join(o.repoDir, 'szz-eval', o.ceiling ? 'ceiling' : 'fixes', `${fix}.json`);
   const toMainline = mainlineOf(history);
   const fixes = await Promise.all(o.oracle.map(async (e) => ({ entry: e, sha: await revParse(o.clone, e.fix) })));

@@ -11,10 +11,12 @@ import type { PullRequest } from '../model/change.ts';
 import type { ChainEnv, Runner, StateRun } from '../env/index.ts';
 import { outgrownCandidate, runProblem } from '../env/index.ts';
 import { classifyRun, fileOfTest } from './classify-run.ts';
+import { BISECT_DEFAULTS } from './defaults.ts';
 import { searchFirstBad } from './search.ts';
 import type { BisectResult, ProbeEnv, Step, StepRole, Verdict } from './types.ts';
 
-export const BISECT_DEFAULTS = { windowDays: 365, maxProbes: 28, maxGoodEndProbes: 16, maxImportHalving: 8, confirmRuns: 2 } as const;
+export { BISECT_DEFAULTS };
+
 
 export interface BisectOptions {
   /** The first-parent history, oldest first (core/history readMainline). */

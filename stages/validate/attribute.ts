@@ -20,6 +20,8 @@ export interface AttributeDeps {
   /** The environment era of a commit (validate's eraEnvironment), checked on PR2's test files; `without`: candidates the commit outgrew. */
   eraOf: (commit: string, testFiles: readonly string[], without?: readonly string[]) => Promise<EraEnv>;
   containers: ContainerDeps;
+  /** The bisection's probe budget (validate's settings). */
+  budget: { maxProbes: number; maxGoodEndProbes: number };
 }
 
 export type ChainAttribution =
@@ -45,6 +47,7 @@ export async function attributeChain(v: ValidatedChain, deps: AttributeDeps): Pr
       mainline,
       changes,
       ...input,
+      ...deps.budget,
       envFor: async (commit, without) => {
         const era = await deps.eraOf(commit, v.anticipation_test_files, without);
         return era.kind === 'broken' ? { kind: 'broken', problem: era.problem } : containers.envOf(era);

@@ -73,6 +73,12 @@ export class ChainWork {
     return { repo: opts.repo.name, clone: opts.repo.clone, gitDir: this.gitDir, repoDir: opts.repoDir, log, images: this.envImages, image: cfg.image, runner: cfg.runner, signal, recipes: cfg.recipes, limits: containerLimits(cfg) };
   }
 
+  /** The bisection's probe budget (validate's settings). */
+  bisectBudget(): { maxProbes: number; maxGoodEndProbes: number } {
+    const cfg = this.opts.validate;
+    return { maxProbes: cfg.bisectMaxProbes, maxGoodEndProbes: cfg.bisectGoodEndProbes };
+  }
+
   /** What a chain's containers need: this work's pool, limits and git dir. */
   containers(signal: AbortSignal, log: Logger): ContainerDeps {
     const { opts } = this;
@@ -150,7 +156,7 @@ export class ChainWork {
     const validated = await validateOne(chain, eras);
     if (cfg.attribution === 'off' || !canAttribute(validated)) return done(validated);
     // Attribution reads the history as szz did.
-    const deps: AttributeDeps = { history: () => (this.history ??= listChanges(this.opts.repo.clone, this.opts.discover)), eraOf: used, containers };
+    const deps: AttributeDeps = { history: () => (this.history ??= listChanges(this.opts.repo.clone, this.opts.discover)), eraOf: used, containers, budget: this.bisectBudget() };
     const att = await attributeChain(validated, deps);
     if (att.kind === 'kept') return done({ ...validated, attribution: att.record });
     if (att.kind === 'unattributed') {

@@ -147,6 +147,7 @@ export async function executeFix(work: ChainWork, input: FixInput, signal: Abort
           testFiles,
           overlayFiles,
           candidates: input.candidates,
+          ...work.bisectBudget(),
           envFor: async (commit, without) => {
             const e = await work.eraOf(commit, testFiles, signal, { log, without });
             return e.kind === 'broken' ? { kind: 'broken', problem: e.problem } : pool.envOf(e);

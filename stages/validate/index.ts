@@ -29,8 +29,11 @@ export { compareValidated, recheckChains, RECHECKED_SETS, type RecheckResult, ty
 export const validateStage: StageDef<ExtractedChain, ValidatedChain> = {
   name: 'validate',
   entry: import.meta.url,
-  // Attribution also reads the history as discover lists it, and re-extracts with extract's sources.
-  config: (cfg) => (cfg.validate.attribution === 'off' ? cfg.validate : { ...cfg.validate, discover: { branch: cfg.discover.branch, units: cfg.discover.units, tracker: cfg.discover.tracker, offline: cfg.discover.offline }, sources: cfg.sources }),
+  // Attribution also reads the history as discover lists it, and re-extracts with extract's sources; without it the bisection's budget is unread.
+  config: (cfg) => {
+    const { bisectMaxProbes: _p, bisectGoodEndProbes: _g, ...unbisected } = cfg.validate;
+    return cfg.validate.attribution === 'off' ? unbisected : { ...cfg.validate, discover: { branch: cfg.discover.branch, units: cfg.discover.units, tracker: cfg.discover.tracker, offline: cfg.discover.offline }, sources: cfg.sources };
+  },
   input: ExtractedChainSchema,
   output: ValidatedChainSchema,
   async run(chains, ctx) {

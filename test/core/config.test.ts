@@ -32,6 +32,15 @@ describe('loadConfig: one configuration from flags, environment and defaults', (
     expect(() => loadConfig({ FORESIGHT_RECIPES: 'none' })).toThrow(/FORESIGHT_RECIPES/);
   });
 
+  it("the bisection's budget: FORESIGHT_BISECT_MAX_PROBES / _GOOD_END_PROBES, 28 and 16 by default; a good-end budget above the whole is refused", () => {
+    expect(loadConfig({}).validate).toMatchObject({ bisectMaxProbes: 28, bisectGoodEndProbes: 16 });
+    expect(loadConfig({ FORESIGHT_BISECT_MAX_PROBES: '32', FORESIGHT_BISECT_GOOD_END_PROBES: '20' }).validate).toMatchObject({ bisectMaxProbes: 32, bisectGoodEndProbes: 20 });
+    expect(error(() => loadConfig({ FORESIGHT_BISECT_GOOD_END_PROBES: '0' })).message).toContain('FORESIGHT_BISECT_GOOD_END_PROBES=0');
+    const e = error(() => loadConfig({ FORESIGHT_BISECT_GOOD_END_PROBES: '30' }));
+    expect(e.message).toBe("the bisection's good-end probes (30) exceed its probes in all (28)");
+    expect(e.remedy).toContain('FORESIGHT_BISECT_MAX_PROBES');
+  });
+
   it('flags win over the environment', () => {
     const c = loadConfig({ FORESIGHT_JOBS: '4', FORESIGHT_RUNS: '2', FORESIGHT_SINCE: '2020-01-01' }, { jobs: '2', since: '2023-05-01' });
     expect(c.validate.jobs).toBe(2);

@@ -122,6 +122,26 @@ describe.skipIf(skip)('szz-eval --execute (Docker, a generated history)', () => 
     expect(again.dropped).toEqual(first.dropped);
   }, 60_000);
 
+  it("the bisection's budget (FORESIGHT_BISECT_*) is part of a fix's checkpoint key: the search stops within a smaller one, and the default redoes it", async () => {
+    const small = loadConfig({ FORESIGHT_OFFLINE: '1', FORESIGHT_IMAGE: DEFAULT_BASE_ALIAS, FORESIGHT_BISECT_MAX_PROBES: '2', FORESIGHT_BISECT_GOOD_END_PROBES: '1' });
+    const ac = new AbortController();
+    const oracle = (await readOracle(join(dataRoot, 'oracle.jsonl'))).slice(0, 1);
+    const r = await executeOracle({ repo: 'gen/szzexec', clone: repo.dir, oracle, config: small, repoDir: join(dataRoot, 'gen__szzexec'), jobs: 1, log: silentLogger, signal: ac.signal });
+    const row = r.rows[0]!;
+    expect(row.reused).toBe(false);
+    expect(row.execution.kind).toBe('bisected');
+    const steps = row.execution.kind === 'bisected' ? row.execution.steps : [];
+    expect(steps.filter((st) => st.role === 'good_end').length).toBeLessThanOrEqual(1);
+    // One good-end probe cannot reach #2, where the tests pass: #3 is not found.
+    expect(row.execution).not.toMatchObject({ outcome: 'found', commit: sha[3] });
+    // The default budget again: #5 is redone (its checkpoint holds the small budget's answer) and found again.
+    const again = await run();
+    const five = again.rows.find((x) => x.fix === sha[5])!;
+    expect(five.reused).toBe(false);
+    expect(five.execution).toMatchObject({ outcome: 'found', commit: sha[3] });
+    expect(again.rows.filter((x) => x.fix !== sha[5]).every((x) => x.reused)).toBe(true);
+  }, 300_000);
+
   it("ceiling: probed only at the oracle's commit, #5's tests name #3 (its parent passes) and cannot name #2 (they still pass there)", async () => {
     const ceilingOf = async (inducer: number, dir: string): Promise<ExecuteReport> => {
       const path = join(dataRoot, `${dir}.jsonl`);

@@ -127,5 +127,9 @@ describe('validate: the attribution setting', () => {
     expect(JSON.stringify(validateStage.config(on))).not.toBe(JSON.stringify(validateStage.config(off)));
     // With it on, validate reads the history as discover lists it: the branch is in its key.
     expect(JSON.stringify(validateStage.config(on))).not.toBe(JSON.stringify(validateStage.config(loadConfig({ FORESIGHT_BRANCH: 'dev' }))));
+    // The bisection's budget is in the key with attribution on, and out of it with attribution off (unread).
+    const budget = { FORESIGHT_BISECT_GOOD_END_PROBES: '20', FORESIGHT_BISECT_MAX_PROBES: '32' };
+    expect(JSON.stringify(validateStage.config(on))).not.toBe(JSON.stringify(validateStage.config(loadConfig(budget))));
+    expect(JSON.stringify(validateStage.config(off))).toBe(JSON.stringify(validateStage.config(loadConfig({ ...budget, FORESIGHT_ATTRIBUTION: 'off' }))));
   });
 });
