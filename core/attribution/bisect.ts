@@ -17,7 +17,6 @@ import type { BisectResult, ProbeEnv, Step, StepRole, Verdict } from './types.ts
 
 export { BISECT_DEFAULTS };
 
-
 export interface BisectOptions {
   /** The first-parent history, oldest first (core/history readMainline). */
   mainline: readonly MainlineCommit[];
