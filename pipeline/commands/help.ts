@@ -19,6 +19,8 @@ export const ENVIRONMENT: ReadonlyArray<readonly [names: string, meaning: string
   ['FORESIGHT_JOBS, FORESIGHT_RUNS', 'chains validated (or instances graded) at once, default 1; runs of each state, default 3'],
   ['FORESIGHT_REPEAT', 'candidates (default): each state once, then only the tests that can be in a set; gated: and no repeat for an excluded chain; all: every state FORESIGHT_RUNS times'],
   ['FORESIGHT_ATTRIBUTION', "execution (default): PR1 confirmed by bisecting PR2's fail->pass tests in Docker (a chain may move to another PR1, or become unattributed); off: blame's or a reference's PR1 stands"],
+  ['FORESIGHT_BISECT_MAX_PROBES', "the bisection's probes per chain or oracle fix (default 28)"],
+  ['FORESIGHT_BISECT_GOOD_END_PROBES', 'of them, the most spent looking back for a commit where the tests pass (default 16)'],
   ['FORESIGHT_RECIPES', "shipped (default): a repository's recipe file when there is one; detect: always detect the install"],
   ['FORESIGHT_IMAGE, FORESIGHT_RUNNER', 'one image (and its runner) for every chain instead of recipe-built images'],
   ['FORESIGHT_TIMEOUT_SEC', 'per-run timeout (default 600)'],
