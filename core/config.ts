@@ -316,7 +316,7 @@ export function loadConfig(env: Env = processEnv(), flags: Flags = {}): Config {
   const v = parsed.data.validate;
   if (v.bisectGoodEndProbes > v.bisectMaxProbes) {
     throw new ForesightError(`the bisection's good-end probes (${v.bisectGoodEndProbes}) exceed its probes in all (${v.bisectMaxProbes})`, {
-      remedy: 'set FORESIGHT_BISECT_GOOD_END_PROBES at most FORESIGHT_BISECT_MAX_PROBES (defaults 16 and 28)',
+      remedy: `set FORESIGHT_BISECT_GOOD_END_PROBES at most FORESIGHT_BISECT_MAX_PROBES (defaults ${BISECT_DEFAULTS.maxGoodEndProbes} and ${BISECT_DEFAULTS.maxProbes})`,
     });
   }
   return parsed.data;

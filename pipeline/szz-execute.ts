@@ -9,7 +9,7 @@ import PQueue from 'p-queue';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { BISECT_DEFAULTS, BISECT_KINDS, executionOutweighs, type Step } from '../core/attribution/index.ts';
+import { BISECT_DEFAULTS, BISECT_KINDS, bisectBudget, executionOutweighs, type Step } from '../core/attribution/index.ts';
 import { writeAtomic } from '../core/artifacts.ts';
 import type { Config } from '../core/config.ts';
 import { assertDockerReachable, connectDocker, ensureImage } from '../core/env/index.ts';
@@ -132,9 +132,9 @@ export async function executeOracle(o: ExecuteOptions): Promise<ExecuteReport> {
   const history = await listChanges(o.clone, o.config.discover);
   const meta = new MetaChanges(o.clone);
   // The budget is keyed with the bisection's other constants (a default budget keeps earlier checkpoints).
-  const { bisectMaxProbes, bisectGoodEndProbes, ...settings } = o.config.validate;
+  const { bisectMaxProbes: _p, bisectGoodEndProbes: _g, ...settings } = o.config.validate;
   const key = (fix: string): string =>
-    fingerprint({ v: CHECKPOINT_VERSION, repo: o.repo, fix, validate: { ...settings, jobs: null }, images: o.config.images.baseAlias, bisect: { ...BISECT_DEFAULTS, maxProbes: bisectMaxProbes, maxGoodEndProbes: bisectGoodEndProbes }, branch: o.config.discover.branch, ...(o.ceiling ? { ceiling: true } : {}) });
+    fingerprint({ v: CHECKPOINT_VERSION, repo: o.repo, fix, validate: { ...settings, jobs: null }, images: o.config.images.baseAlias, bisect: { ...BISECT_DEFAULTS, ...bisectBudget(o.config.validate) }, branch: o.config.discover.branch, ...(o.ceiling ? { ceiling: true } : {}) });
   const pathOf = (fix: string): string => join(o.repoDir, 'szz-eval', o.ceiling ? 'ceiling' : 'fixes', `${fix}.json`);
   const toMainline = mainlineOf(history);
   const fixes = await Promise.all(o.oracle.map(async (e) => ({ entry: e, sha: await revParse(o.clone, e.fix) })));

@@ -10,6 +10,7 @@
  *  - decide.ts     the change holding the found commit, and the method (execution, blame, reference, agreements)
  */
 export { BISECT_DEFAULTS, bisectInducer, type BisectOptions } from './bisect.ts';
+export { bisectBudget, type BisectBudget } from './defaults.ts';
 export { goodEndOrder } from './probe-order.ts';
 export { searchFirstBad, type SearchOptions } from './search.ts';
 export { classifyRun, fileOfTest } from './classify-run.ts';

@@ -4,7 +4,7 @@
  * candidates, on the backend its sets came from. Execution wins over blame and references; a first bad
  * commit of no change makes the chain `unattributed`. A bisection that cannot run is recorded, never evidence.
  */
-import { bisectInducer, chainBisectInput, decideAttribution, type AttributionDecision, type BisectResult } from '../../core/attribution/index.ts';
+import { bisectInducer, chainBisectInput, decideAttribution, type AttributionDecision, type BisectBudget, type BisectResult } from '../../core/attribution/index.ts';
 import { errorMessage } from '../../core/errors.ts';
 import type { ListedChanges } from '../../core/history/changes.ts';
 import { positions } from '../../core/history/mainline.ts';
@@ -21,7 +21,7 @@ export interface AttributeDeps {
   eraOf: (commit: string, testFiles: readonly string[], without?: readonly string[]) => Promise<EraEnv>;
   containers: ContainerDeps;
   /** The bisection's probe budget (validate's settings). */
-  budget: { maxProbes: number; maxGoodEndProbes: number };
+  budget: BisectBudget;
 }
 
 export type ChainAttribution =

@@ -6,6 +6,7 @@
  */
 import type Docker from 'dockerode';
 import type { Config } from '../../core/config.ts';
+import { bisectBudget, type BisectBudget } from '../../core/attribution/index.ts';
 import { ChainEnvPool, containerLimits, EnvImages, eraEnvironment, eraTestRules, type EnvironmentOptions, type EraTestRules } from '../../core/env/index.ts';
 import { contextCollector, type ContextCollector } from '../../core/extract/context.ts';
 import { extractChain, repoShortName } from '../../core/extract/chain.ts';
@@ -74,9 +75,8 @@ export class ChainWork {
   }
 
   /** The bisection's probe budget (validate's settings). */
-  bisectBudget(): { maxProbes: number; maxGoodEndProbes: number } {
-    const cfg = this.opts.validate;
-    return { maxProbes: cfg.bisectMaxProbes, maxGoodEndProbes: cfg.bisectGoodEndProbes };
+  bisectBudget(): BisectBudget {
+    return bisectBudget(this.opts.validate);
   }
 
   /** What a chain's containers need: this work's pool, limits and git dir. */
