@@ -17,7 +17,7 @@ import { mkdir, mkdtemp, readdir, rename, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { pidAlive } from '../../core/pid.ts';
+import { removeDeadOwned } from '../../core/scratch.ts';
 import * as c from './content.ts';
 import { DemoRepo, isolatedEnv, type Person } from './demo-git.ts';
 
@@ -60,16 +60,9 @@ export async function makeDemoRepo(dir: string): Promise<{ head: string }> {
 
 const PARTIAL = '.partial-';
 
-/** Partial folders next to `dir` left by generations whose process is gone (killed midway). */
-async function removeDeadPartials(dir: string): Promise<void> {
-  const prefix = `${basename(dir)}${PARTIAL}`;
-  for (const name of await readdir(dirname(dir))) {
-    if (!name.startsWith(prefix)) continue;
-    const pid = Number(/^(\d+)-/.exec(name.slice(prefix.length))?.[1]);
-    // A live owner (this process or another) may still be generating: leave its folder alone.
-    if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid || pidAlive(pid)) continue;
-    await rm(join(dirname(dir), name), { recursive: true, force: true });
-  }
+/** Partial folders next to `dir` left by generations whose process is gone (killed midway); a live owner's stays. */
+function removeDeadPartials(dir: string): Promise<void> {
+  return removeDeadOwned(dirname(dir), `${basename(dir)}${PARTIAL}`);
 }
 
 async function buildHistory(repo: DemoRepo): Promise<void> {

@@ -1,8 +1,8 @@
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileKind, isBlankOrComment } from '../../core/files.ts';
 import { git } from '../../core/git.ts';
+import { processScratch } from '../../core/scratch.ts';
 import { blameLines, type BlamedLine, type BlameOptions } from './blame.ts';
 import { fixedLines, type FixedLines } from './diff-lines.ts';
 import { enclosingBlock } from './enclosing.ts';
@@ -106,7 +106,6 @@ async function targetsFor(clone: string, base: string, f: FixedLines, variant: S
 }
 
 const revertGrafts = new Map<string, Promise<string | null>>();
-let graftDir: Promise<string> | undefined;
 
 /**
  * A revert restores the content its reverted commit started from. A graft file (`git blame -S`) that
@@ -123,8 +122,7 @@ function revertGraft(clone: string, sha: string): Promise<string | null> {
       if (!reverted) return null;
       const parent = (await git(clone, ['rev-parse', '--verify', '--quiet', '--end-of-options', `${reverted}^1`]).catch(() => '')).trim();
       if (!parent) return null;
-      graftDir ??= mkdtemp(join(tmpdir(), 'foresight-grafts-'));
-      const path = join(await graftDir, sha);
+      const path = join(await processScratch('grafts'), sha);
       await writeFile(path, `${sha} ${parent}\n`);
       return path;
     })();

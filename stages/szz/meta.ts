@@ -1,7 +1,7 @@
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { git, gitRecords } from '../../core/git.ts';
+import { processScratch } from '../../core/scratch.ts';
 import { REVERT_SUBJECT } from '../../core/sources/git/find-references.ts';
 
 export type MetaReason = 'merge' | 'revert' | 'mass_change';
@@ -89,11 +89,9 @@ export class MetaChanges {
     const exists = await Promise.all(listed.map((s) => git(this.clone, ['cat-file', '-t', '--end-of-options', s]).then(() => true, () => false)));
     const shas = [...new Set([...listed.filter((_, i) => exists[i]), ...extra])];
     if (!shas.length) return null;
-    this.tmp ??= mkdtemp(join(tmpdir(), 'foresight-ignore-revs-'));
-    const path = join(await this.tmp, `${blob ?? 'none'}-${shas.length}`);
+    const path = join(await processScratch('ignore-revs'), `${blob ?? 'none'}-${shas.length}`);
     await writeFile(path, shas.join('\n') + '\n');
     return path;
   }
 
-  private tmp: Promise<string> | undefined;
 }

@@ -282,7 +282,7 @@ describe.skipIf(skipBrowser)('the report page in headless Chromium', () => {
 
     const shot = join(tmpdir(), `foresight-report-${new Date().toISOString().replace(/[:.]/g, '-')}.png`);
     await page.screenshot({ path: shot, fullPage: true });
-    console.log(`[report.test] screenshot of the chain view: ${shot}`);
+    console.log(`[report.test] screenshot of the chain view: ${shot} (kept after the run with FORESIGHT_KEEP_TEST_TMP=1)`);
     await page.click('#diff-format');
     expect(await page.locator('#diff-pr1 .d2h-file-side-diff').count()).toBeGreaterThan(0);
     expect(problems).toEqual([]);
