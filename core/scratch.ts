@@ -8,6 +8,7 @@ import { rmSync } from 'node:fs';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { ForesightError } from './errors.ts';
 import { pidAlive } from './pid.ts';
 
 /** Per name: the directory being made, and its path once made (what the synchronous exit hook can reach). */
@@ -22,7 +23,16 @@ export function processScratch(name: string): Promise<string> {
     const e: { dir: Promise<string>; path?: string } = {
       dir: removeDeadOwned(tmpdir(), prefix)
         .then(() => mkdtemp(join(tmpdir(), `${prefix}${process.pid}-`)))
-        .then((p) => (e.path = p)),
+        .then(
+          (p) => (e.path = p),
+          (err: Error) => {
+            throw new ForesightError(`cannot make a scratch directory in ${tmpdir()}: ${err.message}`, {
+              remedy: 'set TMPDIR to a writable directory with free space',
+              external: true,
+              cause: err,
+            });
+          },
+        ),
     };
     made.set(name, (entry = e));
     if (!hooked) {

@@ -93,5 +93,4 @@ export class MetaChanges {
     await writeFile(path, shas.join('\n') + '\n');
     return path;
   }
-
 }

@@ -8,6 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
+import { ForesightError } from '../../core/errors.ts';
+import { processScratch } from '../../core/scratch.ts';
 import { gitRepo, type GitRepo } from '../helpers/git-repo.ts';
 
 const run = promisify(execFile);
@@ -93,5 +95,18 @@ console.log(JSON.stringify({ found, made, files }));`,
     expect(seen.before).toEqual([seen.d.split('/').pop(), `foresight-grafts-${process.pid}-abcdef`, 'foresight-ignore-revs-4194305-abcdef'].sort());
     // After the child: its own is gone, the dead one is gone, the live one and the other name's are left.
     expect(await ours(tmp)).toEqual([`foresight-grafts-${process.pid}-abcdef`, 'foresight-ignore-revs-4194305-abcdef']);
+  });
+
+  it('a temp dir that cannot be written to is one line naming it and the remedy', async () => {
+    const before = process.env.TMPDIR;
+    const missing = join(tmpdir(), 'foresight-scratch-missing', 'nowhere');
+    process.env.TMPDIR = missing;
+    try {
+      const err = await processScratch('unwritable').catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(ForesightError);
+      expect((err as ForesightError).oneLine()).toMatch(new RegExp(`^cannot make a scratch directory in ${missing}: ENOENT.* — set TMPDIR to a writable directory`));
+    } finally {
+      process.env.TMPDIR = before;
+    }
   });
 });
