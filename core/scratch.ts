@@ -2,18 +2,19 @@
  * Scratch directories owned by this process: small files git needs as paths (ignore-revs lists, blame
  * grafts). Each is made on first use as `<tmp>/foresight-<name>-<pid>-XXXXXX` and removed when the
  * process exits; one left by a process killed outright is removed by the next process that asks for
- * the same name.
+ * the same name. A file in one is named by its content, so callers (several clones, several revisions)
+ * never overwrite each other's.
  */
 import { rmSync } from 'node:fs';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ForesightError } from './errors.ts';
+import { fingerprint } from './fingerprint.ts';
 import { pidAlive } from './pid.ts';
 
 /** Per name: the directory being made, and its path once made (what the synchronous exit hook can reach). */
 const made = new Map<string, { dir: Promise<string>; path?: string }>();
-let hooked = false;
 
 /** This process's scratch directory for `name` (made once; removed at exit). */
 export function processScratch(name: string): Promise<string> {
@@ -34,15 +35,33 @@ export function processScratch(name: string): Promise<string> {
           },
         ),
     };
-    made.set(name, (entry = e));
-    if (!hooked) {
-      hooked = true;
+    // made only grows: the first directory registers the one exit hook.
+    if (made.size === 0) {
       process.once('exit', () => {
         for (const x of made.values()) if (x.path) rmSync(x.path, { recursive: true, force: true });
       });
     }
+    made.set(name, (entry = e));
   }
   return entry.dir;
+}
+
+const files = new Map<string, Promise<string>>();
+
+/** The path of a file holding `content` in this process's scratch directory `name`, written once. */
+export function scratchFile(name: string, content: string): Promise<string> {
+  const id = fingerprint(content).slice(0, 32);
+  const key = `${name}/${id}`;
+  let path = files.get(key);
+  if (!path) {
+    path = processScratch(name).then(async (dir) => {
+      const p = join(dir, id);
+      await writeFile(p, content);
+      return p;
+    });
+    files.set(key, path);
+  }
+  return path;
 }
 
 /**

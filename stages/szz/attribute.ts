@@ -1,8 +1,6 @@
-import { writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { fileKind, isBlankOrComment } from '../../core/files.ts';
 import { git } from '../../core/git.ts';
-import { processScratch } from '../../core/scratch.ts';
+import { scratchFile } from '../../core/scratch.ts';
 import { blameLines, type BlamedLine, type BlameOptions } from './blame.ts';
 import { fixedLines, type FixedLines } from './diff-lines.ts';
 import { enclosingBlock } from './enclosing.ts';
@@ -122,9 +120,7 @@ function revertGraft(clone: string, sha: string): Promise<string | null> {
       if (!reverted) return null;
       const parent = (await git(clone, ['rev-parse', '--verify', '--quiet', '--end-of-options', `${reverted}^1`]).catch(() => '')).trim();
       if (!parent) return null;
-      const path = join(await processScratch('grafts'), sha);
-      await writeFile(path, `${sha} ${parent}\n`);
-      return path;
+      return scratchFile('grafts', `${sha} ${parent}\n`);
     })();
     revertGrafts.set(key, p);
   }

@@ -1,7 +1,5 @@
-import { writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { git, gitRecords } from '../../core/git.ts';
-import { processScratch } from '../../core/scratch.ts';
+import { scratchFile } from '../../core/scratch.ts';
 import { REVERT_SUBJECT } from '../../core/sources/git/find-references.ts';
 
 export type MetaReason = 'merge' | 'revert' | 'mass_change';
@@ -89,8 +87,6 @@ export class MetaChanges {
     const exists = await Promise.all(listed.map((s) => git(this.clone, ['cat-file', '-t', '--end-of-options', s]).then(() => true, () => false)));
     const shas = [...new Set([...listed.filter((_, i) => exists[i]), ...extra])];
     if (!shas.length) return null;
-    const path = join(await processScratch('ignore-revs'), `${blob ?? 'none'}-${shas.length}`);
-    await writeFile(path, shas.join('\n') + '\n');
-    return path;
+    return scratchFile('ignore-revs', shas.join('\n') + '\n');
   }
 }

@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MetaChanges } from '../../../stages/szz/meta.ts';
 import { gitRepo, type GitRepo } from '../../helpers/git-repo.ts';
@@ -50,5 +51,23 @@ describe('MetaChanges.classify', () => {
     for (const s of [sha.root, sha.feature, sha.plain]) expect(await meta.classify(s)).toBeNull();
     // The default threshold is 100 files.
     expect(await new MetaChanges(repo.dir).classify(sha.mass)).toBeNull();
+  });
+});
+
+describe('MetaChanges.ignoreRevsFile', () => {
+  it('two clones in one process each get a file listing their own mass change', async () => {
+    const repos = [await gitRepo(), await gitRepo()];
+    try {
+      const mass: string[] = [];
+      for (const [i, r] of repos.entries()) {
+        await r.commit({ files: { 'a.py': 'A = 1\n' }, message: 'Initial', date: '2024-03-01T09:00:00Z' });
+        mass.push(await r.commit({ files: { 'a.py': `A = ${i + 2}\n`, 'b.py': 'B = 1\n', 'c.py': 'C = 1\n' }, message: 'Three files', date: '2024-03-02T09:00:00Z' }));
+      }
+      // Neither has a .git-blame-ignore-revs and each lists one commit: the files must still be two.
+      const paths = await Promise.all(repos.map((r) => new MetaChanges(r.dir, 3).ignoreRevsFile()));
+      expect(await Promise.all(paths.map((p) => readFile(p!, 'utf8')))).toEqual([`${mass[0]}\n`, `${mass[1]}\n`]);
+    } finally {
+      await Promise.all(repos.map((r) => r.remove()));
+    }
   });
 });
