@@ -15,8 +15,6 @@ import { BISECT_DEFAULTS } from './defaults.ts';
 import { searchFirstBad } from './search.ts';
 import type { BisectResult, ProbeEnv, Step, StepRole, Verdict } from './types.ts';
 
-export { BISECT_DEFAULTS };
-
 export interface BisectOptions {
   /** The first-parent history, oldest first (core/history readMainline). */
   mainline: readonly MainlineCommit[];

@@ -9,8 +9,8 @@
  *  - chain-input.ts  a validated chain's bisection input (PR2's fail->pass tests, blame's candidates)
  *  - decide.ts     the change holding the found commit, and the method (execution, blame, reference, agreements)
  */
-export { BISECT_DEFAULTS, bisectInducer, type BisectOptions } from './bisect.ts';
-export { bisectBudget, type BisectBudget } from './defaults.ts';
+export { bisectInducer, type BisectOptions } from './bisect.ts';
+export { BISECT_DEFAULTS, bisectBudget, type BisectBudget } from './defaults.ts';
 export { goodEndOrder } from './probe-order.ts';
 export { searchFirstBad, type SearchOptions } from './search.ts';
 export { classifyRun, fileOfTest } from './classify-run.ts';
