@@ -75,6 +75,8 @@ export const ConfigSchema = z.object({
       memoryMiB: z.number().int().positive().default(2048),
       pidsLimit: z.number().int().positive().default(512),
       cpus: z.number().positive().default(1),
+      /** Size of the tmpfs that is a test container's only writable place (/tmp: the work tree, temp files); RAM-backed, so it counts toward memoryMiB too. */
+      diskMiB: z.number().int().positive().default(2048),
       /** 'shipped': a repository's recipe file when there is one; 'detect': always the detected candidates (measures detection on repositories that have a recipe). */
       recipes: z.enum(['shipped', 'detect']).default('shipped'),
     })
@@ -283,6 +285,7 @@ export function loadConfig(env: Env = processEnv(), flags: Flags = {}): Config {
       timeoutSec: num(null, undefined, 'FORESIGHT_TIMEOUT_SEC', 1),
       memoryMiB: num(null, undefined, 'FORESIGHT_MEMORY_MIB', 1),
       pidsLimit: num(null, undefined, 'FORESIGHT_PIDS_LIMIT', 1),
+      diskMiB: num(null, undefined, 'FORESIGHT_DISK_MIB', 1),
       cpus: cpus === undefined ? undefined : positive(fromEnv('FORESIGHT_CPUS'), cpus),
       recipes: enumOf('FORESIGHT_RECIPES', ['shipped', 'detect'] as const),
     },

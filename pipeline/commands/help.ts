@@ -25,6 +25,7 @@ export const ENVIRONMENT: ReadonlyArray<readonly [names: string, meaning: string
   ['FORESIGHT_IMAGE, FORESIGHT_RUNNER', 'one image (and its runner) for every chain instead of recipe-built images'],
   ['FORESIGHT_TIMEOUT_SEC', 'per-run timeout (default 600)'],
   ['FORESIGHT_MEMORY_MIB, FORESIGHT_PIDS_LIMIT, FORESIGHT_CPUS', 'container limits (default 2048, 512, 1)'],
+  ['FORESIGHT_DISK_MIB', "size of a test container's only writable place, a tmpfs at /tmp (default 2048)"],
   ['FORESIGHT_IMAGE_CACHE, FORESIGHT_ENV_KEEP', 'env|base|none: which images are kept; env images kept (default env, 30)'],
   ['FORESIGHT_BASE_IMAGE', 'alias of the offline base image (default foresight-base:bookworm)'],
   ['FORESIGHT_LOCK_DIR', 'lock files serialising image builds (default <tmp>/foresight-locks)'],

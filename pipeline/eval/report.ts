@@ -1,14 +1,24 @@
 /**
  * What `foresight eval` writes and prints: one entry per graded instance (X, Y, gap, PASS_TO_PASS
- * regressions, every graded test's status, the apply log, the runs' output tails) and the aggregate
- * (mean X, mean Y, mean gap over the scored instances; infrastructure failures counted apart, never as 0 %).
+ * regressions, every graded test's status, the harness files the patch changed, the apply log, the
+ * runs' output tails) and the aggregate: mean X, mean Y and mean gap over every gradeable instance of
+ * the split, an instance without a prediction counting as 0 (the table says how many were submitted),
+ * a patch whose runs were no evidence while the gold run's were as 0 (`no_evidence_under_patch`); only
+ * a row whose gold run is no evidence either is `infra`, counted apart and outside the means.
  * The entry's schema also checks checkpointed entries: one of another shape is regraded.
  */
 import { z } from 'zod';
 import type { GradeResult, Score } from '../../core/env/index.ts';
 
 const ScoreSchema = z.discriminatedUnion('kind', [
-  z.object({ kind: z.literal('scored'), value: z.number(), passed: z.number().int(), total: z.number().int() }),
+  z.object({
+    kind: z.literal('scored'),
+    value: z.number(),
+    passed: z.number().int(),
+    total: z.number().int(),
+    reason: z.literal('no_evidence_under_patch').optional(),
+    detail: z.string().optional(),
+  }),
   z.object({ kind: z.literal('infra'), reason: z.string(), detail: z.string() }),
   z.object({ kind: z.literal('empty') }),
 ]);
@@ -21,6 +31,8 @@ const RunSchema = z.object({
   collection_errors: z.array(z.string()),
   problem: z.object({ kind: z.string(), reason: z.string(), detail: z.string() }).nullable(),
   output_tail: z.string(),
+  /** 2: the first run was no evidence and the part was run again in a new container. */
+  attempts: z.number().int(),
 });
 
 export const InstanceReportSchema = z.object({
@@ -42,16 +54,28 @@ export const InstanceReportSchema = z.object({
   patch_failed_detail: z.string().nullable(),
   /** Test files the patch touched, reset before the bundle was laid. */
   reset_test_files: z.array(z.string()),
+  /** Harness files the patch changed (conftest.py, test configuration, plug-ins, ...): restored, and flagged here. */
+  tampered_files: z.array(z.object({ path: z.string(), action: z.enum(['reset', 'removed', 'sections']) })),
+  /** Whether the gold patch's runs were evidence in this image, when a run of this patch was not (null: not needed). */
+  gold_evidence: z.object({ x: z.boolean(), y: z.boolean() }).nullable(),
   runs: z.object({ x: RunSchema.nullable(), y: RunSchema.nullable() }),
   duration_ms: z.number(),
 });
 export type InstanceReport = z.infer<typeof InstanceReportSchema>;
 
 export interface EvalAggregate {
+  /** Gradeable instances of the split: the means' denominator (less `infra`). */
+  total: number;
+  /** Instances with a prediction. */
+  submitted: number;
   /** Instances with a result (graded or patch_failed). */
   instances: number;
+  /** Predictions that changed the test harness (every such file was restored before grading). */
+  harness_touched: number;
+  /** Instances scored 0 because the patch's runs were no evidence while the gold run's were. */
+  no_evidence_under_patch: number;
   patch_failed: number;
-  /** Instances whose X or Y run was no evidence: outside the means. */
+  /** Instances whose X or Y run was no evidence, the gold run's too: outside the means. */
   infra: number;
   mean_X: number | null;
   mean_Y: number | null;
@@ -79,7 +103,7 @@ export interface EvalReport {
 const scoreValue = (s: Score): number | null => (s.kind === 'scored' ? s.value : null);
 
 /** The report entry of one graded instance. */
-export function instanceReport(instanceId: string, model: string, r: GradeResult): InstanceReport {
+export function instanceReport(instanceId: string, model: string, r: GradeResult, goldEvidence: InstanceReport['gold_evidence'] = null): InstanceReport {
   const run = (g: Extract<GradeResult, { kind: 'graded' }>['runs']['x']): InstanceReport['runs']['x'] =>
     g && {
       kind: g.kind,
@@ -89,6 +113,7 @@ export function instanceReport(instanceId: string, model: string, r: GradeResult
       collection_errors: g.collectionErrors,
       problem: g.problem,
       output_tail: g.outputTail,
+      attempts: g.attempts,
     };
   const graded = r.kind === 'graded' ? r : null;
   return {
@@ -105,6 +130,8 @@ export function instanceReport(instanceId: string, model: string, r: GradeResult
     apply_log: r.applyLog,
     patch_failed_detail: r.kind === 'patch_failed' ? r.detail : null,
     reset_test_files: graded?.reset ?? [],
+    tampered_files: graded?.tampered ?? [],
+    gold_evidence: goldEvidence,
     runs: { x: run(graded?.runs.x ?? null), y: run(graded?.runs.y ?? null) },
     duration_ms: r.durationMs,
   };
@@ -112,12 +139,22 @@ export function instanceReport(instanceId: string, model: string, r: GradeResult
 
 const mean = (xs: number[]): number | null => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : null);
 
-export function aggregate(instances: readonly InstanceReport[]): EvalAggregate {
-  const xs = instances.flatMap((i) => (i.X === null ? [] : [i.X]));
-  const ys = instances.flatMap((i) => (i.Y === null ? [] : [i.Y]));
-  const gaps = instances.flatMap((i) => (i.gap === null ? [] : [i.gap]));
+/**
+ * The means over every gradeable instance: `instances` are the graded ones, `unsubmitted` the ids of
+ * the rest (each counts as X = 0, Y = 0, gap 0). Instances whose runs are no evidence for a reason that
+ * is not the patch's (`infra`) are left out and counted apart.
+ */
+export function aggregate(instances: readonly InstanceReport[], unsubmitted: readonly string[] = []): EvalAggregate {
+  const zeros = unsubmitted.map(() => 0);
+  const xs = [...instances.flatMap((i) => (i.X === null ? [] : [i.X])), ...zeros];
+  const ys = [...instances.flatMap((i) => (i.Y === null ? [] : [i.Y])), ...zeros];
+  const gaps = [...instances.flatMap((i) => (i.gap === null ? [] : [i.gap])), ...zeros];
   return {
+    total: instances.length + unsubmitted.length,
+    submitted: instances.length,
     instances: instances.length,
+    harness_touched: instances.filter((i) => i.tampered_files.length > 0).length,
+    no_evidence_under_patch: instances.filter((i) => [i.x, i.y].some((s) => s.kind === 'scored' && s.reason === 'no_evidence_under_patch')).length,
     patch_failed: instances.filter((i) => i.kind === 'patch_failed').length,
     infra: instances.filter((i) => i.x.kind === 'infra' || i.y.kind === 'infra').length,
     mean_X: mean(xs),
@@ -140,7 +177,13 @@ export function formatReport(report: EvalReport): string {
     cell(i.y),
     pct(i.gap, true),
     i.p2p_regressions === null ? '-' : String(i.p2p_regressions.length),
-    i.kind === 'patch_failed' ? 'patch did not apply' : [i.x, i.y].filter((s) => s.kind === 'infra').map((s) => (s.kind === 'infra' ? s.reason : '')).join(', '),
+    [
+      i.kind === 'patch_failed' ? 'patch did not apply' : '',
+      ...[i.x, i.y].map((s) => (s.kind === 'infra' ? s.reason : s.kind === 'scored' && s.reason ? s.reason : '')),
+      i.tampered_files.length ? `harness touched: ${i.tampered_files.map((t) => t.path).join(' ')}` : '',
+    ]
+      .filter((n, k, all) => n !== '' && all.indexOf(n) === k)
+      .join('; '),
   ]);
   const a = report.aggregate;
   const head = ['instance', 'X', 'Y', 'gap', 'p2p regressions', 'note'];
@@ -149,8 +192,12 @@ export function formatReport(report: EvalReport): string {
   const widths = head.map((_, c) => Math.max(...all.map((r) => r[c]!.length)));
   const line = (r: string[]): string => r.map((v, c) => v.padEnd(widths[c]!)).join('  ').trimEnd();
   const out = [`${report.run}: ${report.split} split of ${report.dataset}`, line(head), ...rows.map(line), line(foot)];
-  out.push(`${a.instances} graded, ${a.patch_failed} patch(es) did not apply (scored 0), ${a.infra} with an infrastructure failure (outside the means)`);
-  if (report.skipped.no_prediction.length) out.push(`no prediction (skipped): ${report.skipped.no_prediction.join(', ')}`);
+  out.push(`${a.submitted} of ${a.total} submitted (the means count every instance; one without a prediction scores 0)`);
+  out.push(
+    `${a.instances} graded, ${a.patch_failed} patch(es) did not apply (scored 0), ${a.no_evidence_under_patch} whose runs were no evidence under the patch (scored 0), ` +
+      `${a.harness_touched} touched the test harness (restored before grading), ${a.infra} with an infrastructure failure (outside the means)`,
+  );
+  if (report.skipped.no_prediction.length) out.push(`no prediction (scored 0): ${report.skipped.no_prediction.join(', ')}`);
   if (report.skipped.not_gradeable.length) out.push(`not gradeable (skipped): ${report.skipped.not_gradeable.length}`);
   for (const e of report.errors) out.push(`not graded: ${e.instance_id}: ${e.error}`);
   return out.join('\n');

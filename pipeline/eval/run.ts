@@ -12,13 +12,13 @@ import { Checkpoint, writeAtomic } from '../../core/artifacts.ts';
 import { errorMessage, ForesightError } from '../../core/errors.ts';
 import { fingerprint } from '../../core/fingerprint.ts';
 import type { Logger } from '../../core/log.ts';
-import { getRunner, gradeInstance, type GradeLimits } from '../../core/env/index.ts';
+import { getRunner, gradeInstance, noEvidenceUnderPatch, type GradeLimits, type GradeResult } from '../../core/env/index.ts';
 import { goldPredictions, GOLD_MODEL, readPredictions, type Prediction } from './predictions.ts';
 import { aggregate, instanceReport, InstanceReportSchema, type EvalReport, type InstanceReport } from './report.ts';
 import { readRows, type EvalRow, type Split } from './rows.ts';
 
 /** Bump when grading changes in a way the key's other inputs do not show: every instance is regraded. */
-export const EVAL_GRADER_VERSION = 'foresight-grade/1';
+export const EVAL_GRADER_VERSION = 'foresight-grade/2';
 
 export interface EvalOptions {
   /** The emitted dataset folder (holds jsonl/<split>.jsonl). */
@@ -97,7 +97,7 @@ export async function runEval(opts: EvalOptions): Promise<EvalOutcome> {
         if (failure) return;
         try {
           signal.throwIfAborted();
-          const key = fingerprint(EVAL_GRADER_VERSION, row, pred.model_patch, opts.limits);
+          const key = fingerprint(EVAL_GRADER_VERSION, row, pred.model_patch, opts.limits, opts.predictions === 'gold');
           used.add(key);
           const saved = checkpoint.has(key) ? InstanceReportSchema.safeParse(checkpoint.get(key)) : null;
           if (saved?.success) {
@@ -130,13 +130,15 @@ export async function runEval(opts: EvalOptions): Promise<EvalOutcome> {
   await checkpoint.compact(used);
 
   const instances = results.filter((r): r is InstanceReport => r !== undefined);
+  // A gradeable row without a prediction is a row the agent did not solve: 0 in the means.
+  const unsubmitted = opts.predictions === 'gold' ? [] : noPrediction;
   const report: EvalReport = {
     dataset,
     split: opts.split,
     run,
     models,
     finished_at: new Date().toISOString(),
-    aggregate: aggregate(instances),
+    aggregate: aggregate(instances, unsubmitted),
     instances,
     skipped: { no_prediction: noPrediction, not_gradeable: notGradeable },
     errors: errors.sort((a, b) => (a.instance_id < b.instance_id ? -1 : 1)),
@@ -145,12 +147,13 @@ export async function runEval(opts: EvalOptions): Promise<EvalOutcome> {
   return { report, reportPath, graded, reused };
 }
 
-async function gradeOne(row: EvalRow, pred: Prediction, opts: EvalOptions): Promise<InstanceReport> {
-  const result = await gradeInstance({
+function gradeWith(row: EvalRow, patch: string, opts: EvalOptions): Promise<GradeResult> {
+  return gradeInstance({
     docker: opts.docker,
     image: row.docker_image,
     runner: getRunner(row.runner),
-    patch: pred.model_patch,
+    patch,
+    goldPatch: row.patch,
     bundle: row.grading_bundle,
     f2p: row.FAIL_TO_PASS,
     p2p: row.PASS_TO_PASS,
@@ -161,6 +164,22 @@ async function gradeOne(row: EvalRow, pred: Prediction, opts: EvalOptions): Prom
     backend: row.db_backend,
     service: { log: opts.log },
   });
+}
+
+const hasEvidence = (s: GradeResult['x']): boolean => s.kind !== 'infra';
+
+async function gradeOne(row: EvalRow, pred: Prediction, opts: EvalOptions): Promise<InstanceReport> {
+  let result = await gradeWith(row, pred.model_patch, opts);
+  let goldEvidence: InstanceReport['gold_evidence'] = null;
+  // Runs that were no evidence twice: the patch's doing when the gold patch's runs in the same image are evidence.
+  if (opts.predictions !== 'gold' && result.kind === 'graded' && (result.x.kind === 'infra' || result.y.kind === 'infra')) {
+    opts.log.info(`${row.instance_id}: no evidence under the prediction (${[result.x, result.y].flatMap((s) => (s.kind === 'infra' ? [s.reason] : [])).join(', ')}): checking the gold patch in the same image`);
+    const gold = await gradeWith(row, row.patch, opts);
+    goldEvidence = { x: hasEvidence(gold.x), y: hasEvidence(gold.y) };
+    const x = noEvidenceUnderPatch(result.x, row.FAIL_TO_PASS.length, goldEvidence.x);
+    const y = noEvidenceUnderPatch(result.y, row.ANTICIPATION_FAIL_TO_PASS.length, goldEvidence.y);
+    result = { ...result, x, y, gap: x.kind === 'scored' && y.kind === 'scored' ? x.value - y.value : null };
+  }
   opts.log.debug(`${row.instance_id}: ${result.kind}, X ${result.x.kind === 'scored' ? result.x.value : result.x.kind}, Y ${result.y.kind === 'scored' ? result.y.value : result.y.kind}`);
-  return instanceReport(row.instance_id, pred.model_name_or_path, result);
+  return instanceReport(row.instance_id, pred.model_name_or_path, result, goldEvidence);
 }

@@ -135,7 +135,7 @@ export const emitStage: StageDef<JudgedChain, Record<string, unknown>> = {
       // The gold self-check: PR1's own patch in the eval image must pass every F2P and P2P test and no anticipation test.
       if (res?.kind === 'ready' && !c.excluded) {
         const gold = await gradeInstance({
-          docker, image: res.image, runner: getRunner(c.runner), patch: c.patch, bundle, f2p: c.FAIL_TO_PASS, p2p: c.PASS_TO_PASS,
+          docker, image: res.image, runner: getRunner(c.runner), patch: c.patch, goldPatch: c.patch, bundle, f2p: c.FAIL_TO_PASS, p2p: c.PASS_TO_PASS,
           anti: c.ANTICIPATION_FAIL_TO_PASS, limits, signal: ctx.signal, backend: c.db_backend, service: { baseAlias: ctx.config.images.baseAlias, lockDir: ctx.config.images.lockDir, log: ctx.log },
         });
         problem = goldProblem(gold);

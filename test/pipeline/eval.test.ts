@@ -217,7 +217,7 @@ describe.skipIf(skip)('grading a dataset (real Docker, offline)', () => {
     expect(again.report.instances).toEqual(report.instances);
   }, 300_000);
 
-  it('an agent\'s predictions: an empty patch scores X = 0, a fix of the edge case Y = 1, rows without one are skipped; only a changed prediction is regraded', async () => {
+  it('an agent\'s predictions: an empty patch scores X = 0, a fix of the edge case Y = 1, rows without one count as 0; only a changed prediction is regraded', async () => {
     const preds = path.join(scratch, 'agent.jsonl');
     await writeFile(preds, jsonl([{ instance_id: 'evalcmd__1-2', model_name_or_path: 'agent/v1', model_patch: '' }]));
     const a = await runEval(evalOpts(dataset, { path: preds }));
@@ -225,7 +225,9 @@ describe.skipIf(skip)('grading a dataset (real Docker, offline)', () => {
     expect(a.report.run).toBe('test-agent_v1');
     expect(a.report.skipped.no_prediction).toEqual(['evalcmd__1-3']);
     expect(a.report.instances).toHaveLength(1);
-    expect(a.report.instances[0]).toMatchObject({ instance_id: 'evalcmd__1-2', model_name_or_path: 'agent/v1', X: 0, Y: 0, gap: 0 });
+    expect(a.report.instances[0]).toMatchObject({ instance_id: 'evalcmd__1-2', model_name_or_path: 'agent/v1', X: 0, Y: 0, gap: 0, tampered_files: [] });
+    // The unsubmitted row is in the denominator: the means are over every instance of the split.
+    expect(a.report.aggregate).toMatchObject({ total: 2, submitted: 1, mean_X: 0, n_X: 2 });
 
     await writeFile(preds, jsonl([
       { instance_id: 'evalcmd__1-2', model_name_or_path: 'agent/v1', model_patch: '' },

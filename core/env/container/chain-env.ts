@@ -10,6 +10,7 @@ import { ForesightError } from '../../errors.ts';
 import { absoluteGitDir } from '../../git.ts';
 import type { Runner } from '../runners/types.ts';
 import { forceRemove, ownerLabels, removeOnAbort } from './cleanup.ts';
+import { lockedDown } from './limits.ts';
 import { connectDocker } from '../connect.ts';
 import { execRunner, execRunnerPasses, type RunnerExec, type RunnerExecHooks, type StateRun } from './run-report.ts';
 
@@ -17,6 +18,7 @@ export const DEFAULT_LIMITS = {
   memoryBytes: 2 * 1024 ** 3,
   pidsLimit: 512,
   nanoCpus: 1e9,
+  diskBytes: 2 * 1024 ** 3,
   runTimeoutSec: 600,
 } as const;
 
@@ -31,6 +33,8 @@ export interface ChainEnvOptions {
   memoryBytes?: number;
   pidsLimit?: number;
   nanoCpus?: number;
+  /** Size of the tmpfs at /tmp, the container's only writable place (the work tree lives there). */
+  diskBytes?: number;
   /** Per runState: the runner is sent SIGTERM after this, SIGKILL 5 s later. */
   runTimeoutSec?: number;
   docker?: Docker;
@@ -157,15 +161,13 @@ export async function openChainEnv(opts: ChainEnvOptions): Promise<ChainEnv> {
       NetworkDisabled: !opts.network,
       HostConfig: {
         NetworkMode: opts.network || 'none',
-        Memory: memory,
-        MemorySwap: memory,
-        PidsLimit: opts.pidsLimit ?? DEFAULT_LIMITS.pidsLimit,
-        NanoCpus: opts.nanoCpus ?? DEFAULT_LIMITS.nanoCpus,
+        ...lockedDown({
+          memoryBytes: memory,
+          pidsLimit: opts.pidsLimit ?? DEFAULT_LIMITS.pidsLimit,
+          nanoCpus: opts.nanoCpus ?? DEFAULT_LIMITS.nanoCpus,
+          diskBytes: opts.diskBytes ?? DEFAULT_LIMITS.diskBytes,
+        }),
         Binds: [`${gitDir}:/src:ro`, `${runnerDir}:/foresight:ro`],
-        SecurityOpt: ['no-new-privileges'],
-        CapDrop: ['ALL'],
-        // docker-init as pid 1 reaps the orphans of killed test runs (they would hold pids).
-        Init: true,
       },
     });
   } catch (err) {

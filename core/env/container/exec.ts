@@ -11,6 +11,10 @@ export interface ExecOptions {
   capture: 'combined' | 'stdout';
   /** Limit of the kept text: 'combined' keeps this much head plus TAIL_CHARS tail; 'stdout' fails past it. */
   maxChars?: number;
+  /** The exec's user (`uid:gid`); default the container's. */
+  user?: string;
+  /** Written to the command's standard input, which is then closed (files reach a read-only container this way: putArchive cannot write into a tmpfs). */
+  stdin?: Buffer;
 }
 
 export interface ExecOutcome {
@@ -53,8 +57,9 @@ class BoundedText {
 
 export async function runExec(container: Docker.Container, cmd: string[], opts: ExecOptions): Promise<ExecOutcome> {
   const maxChars = opts.maxChars ?? (opts.capture === 'combined' ? 1024 * 1024 : 256 * 1024 * 1024);
-  const exec = await container.exec({ Cmd: cmd, AttachStdout: true, AttachStderr: true, Tty: false });
-  const stream: Duplex = await exec.start({ hijack: true, stdin: false });
+  const exec = await container.exec({ Cmd: cmd, AttachStdout: true, AttachStderr: true, AttachStdin: opts.stdin !== undefined, Tty: false, ...(opts.user ? { User: opts.user } : {}) });
+  const stream: Duplex = await exec.start({ hijack: true, stdin: opts.stdin !== undefined });
+  if (opts.stdin !== undefined) stream.end(opts.stdin);
 
   const combined = new BoundedText(maxChars);
   const stdoutChunks: Buffer[] = [];

@@ -1,17 +1,27 @@
 /**
- * Grading one agent's patch in a tier-3 eval image (issue #8): the repository is at /testbed at the
- * row's base commit and holds nothing of the future; the held-out test files reach the container only
- * here, after the agent has finished, as the row's grading bundle.
+ * Grading one agent's patch in a tier-3 eval image: the repository is at /testbed at the row's base
+ * commit and holds nothing of the future; the held-out test files reach the container only here, after
+ * the agent has finished, as the row's grading bundle.
  *
- * One locked-down container (no network, uid 65534, limits, no capabilities), removed at the end and
- * at once when the run aborts. In it: `git apply` the patch in /testbed (one that does not apply is a
- * `patch_failed` result, scored X = Y = 0, never a throw); reset every bundle or graded test file the
- * patch touched to the base (an agent must not grade itself with its own version of a held-out test);
- * lay the bundle's X files and run the runner in place on x.run (X = share of FAIL_TO_PASS passing,
- * PASS_TO_PASS regressions beside it); lay the Y files over them and run y.run (Y = share of
- * ANTICIPATION_FAIL_TO_PASS passing). A run that is no evidence (timeout, no report, runner crash,
- * nothing collected: runners/evidence.ts) makes that score `infra`, never 0 %.
+ * Each run (X, then Y) happens in a fresh locked-down container (no network, uid 65534, limits, no
+ * capabilities, read-only root filesystem, a size-limited tmpfs at /tmp as the only writable place),
+ * removed at the end and at once when the run aborts, so nothing one run leaves behind reaches the
+ * next. In it: the base commit is checked out in /tmp/testbed (objects borrowed from /testbed), the
+ * plug-ins the environment installs are listed (before any of the patch's code can run), the patch is
+ * applied with `git apply` (one that does not apply is `patch_failed`, scored X = Y = 0, never a throw),
+ * then the test harness is restored to the row's gold version (the base with the row's own patch
+ * applied): whatever the runner declares as harness (conftest.py files, pytest configuration and its
+ * sections, plug-in modules, sitecustomize/.pth, Django's runtests.py and settings), the graded and
+ * bundle test files, and new files that could be collected or shadow a graded test (runners/harness.py;
+ * each is listed as tampering). The bundle's files are laid over it and the runner runs in place, its
+ * report through a pipe nothing else can rewrite. X = share of FAIL_TO_PASS passing (PASS_TO_PASS
+ * regressions beside it); Y = share of ANTICIPATION_FAIL_TO_PASS passing with PR2's files laid too.
+ *
+ * A run that is no evidence (timeout, no report, runner crash, nothing collected: runners/evidence.ts)
+ * is run once more in a new container; still none makes that score `infra` here, and the caller
+ * (`foresight eval`) decides with a gold run whether the patch caused it (noEvidenceUnderPatch).
  */
+import { readFileSync } from 'node:fs';
 import type Docker from 'dockerode';
 import { z } from 'zod';
 import type { Config } from '../../config.ts';
@@ -21,9 +31,9 @@ import { dockerError } from '../image/docker-image.ts';
 import { runProblem, type RunProblem } from '../runners/evidence.ts';
 import type { Runner, TestStatus } from '../runners/types.ts';
 import { DEFAULT_LIMITS } from './chain-env.ts';
-import { containerLimits } from './limits.ts';
+import { containerLimits, lockedDown } from './limits.ts';
 import { forceRemove, ownerLabels, removeOnAbort } from './cleanup.ts';
-import { runExec } from './exec.ts';
+import { runExec, type ExecOutcome } from './exec.ts';
 import { execRunner, type StateRun } from './run-report.ts';
 import { isSafeRelativePath, makeTar, type TarFile } from './tar.ts';
 import type { ServiceImageOptions } from '../services/image.ts';
@@ -46,6 +56,8 @@ export interface GradeLimits {
   memoryBytes?: number;
   pidsLimit?: number;
   nanoCpus?: number;
+  /** Size of the tmpfs at /tmp, the grading container's only writable place. */
+  diskBytes?: number;
   /** Per test run: SIGTERM after this, SIGKILL 5 s later (default 600). */
   timeoutSec?: number;
 }
@@ -63,6 +75,8 @@ export interface GradeOptions {
   runner: Runner;
   /** The agent's patch (a unified git diff); empty: nothing to apply. */
   patch: string;
+  /** The row's own patch (PR1's source diff): the harness is restored to the base with it applied. Empty: the base's. */
+  goldPatch?: string;
   bundle: GradingBundle;
   /** FAIL_TO_PASS, PASS_TO_PASS, ANTICIPATION_FAIL_TO_PASS test ids (the runner's ids). */
   f2p: readonly string[];
@@ -80,14 +94,28 @@ export interface GradeOptions {
   backend?: string;
   /** Where the service image's build lock and log go, and its base image's alias (a service backend only). */
   service?: Pick<ServiceImageOptions, 'baseAlias' | 'lockDir' | 'log' | 'logDir'>;
+  /**
+   * The defences against a patch that games its score (harness restore, isolated runner, piped report,
+   * read-only root and disk limit, a second run when the first is no evidence). Default on; off only
+   * shows what they stop (the red-team tests' negative controls).
+   */
+  guard?: boolean;
 }
 
 /** A test's status in a graded run; `missing`: the run did not report it (not passing). */
 export type GradedStatus = TestStatus | 'missing';
 
 export type Score =
-  | { kind: 'scored'; value: number; passed: number; total: number }
-  /** The run was no evidence: infrastructure failures never score 0 %. */
+  | {
+      kind: 'scored';
+      value: number;
+      passed: number;
+      total: number;
+      /** Set when the score is 0 because the patch's runs were no evidence while the gold run's were. */
+      reason?: 'no_evidence_under_patch';
+      detail?: string;
+    }
+  /** The run was no evidence, and not because of the patch (or not yet known): never 0 %. */
   | { kind: 'infra'; reason: RunProblem['reason']; detail: string }
   /** No test to score (an empty set): nothing was run. */
   | { kind: 'empty' };
@@ -102,10 +130,19 @@ export interface GradedRun {
   /** Why the run is not evidence, or null. */
   problem: RunProblem | null;
   outputTail: string;
+  /** Runs it took (2: the first was no evidence and was run again in a new container). */
+  attempts: number;
+}
+
+/** A file of the test harness the patch changed, put back before the tests ran. */
+export interface TamperedFile {
+  path: string;
+  /** `reset` to the gold version, `removed` (new, or absent from the gold tree), `sections` (its test-configuration sections reset). */
+  action: 'reset' | 'removed' | 'sections';
 }
 
 interface Common {
-  /** `git apply` output (or why nothing was applied), then the files reset before the bundle. */
+  /** `git apply` output (or why nothing was applied), then what was restored before the bundle. */
   applyLog: string;
   x: Score;
   y: Score;
@@ -116,7 +153,7 @@ interface Common {
 
 export type GradeResult =
   | (Common & {
-      /** The patch does not apply: X = Y = 0 (scored), gap 0. */
+      /** The patch does not apply (or leaves a tree the harness cannot be restored in): X = Y = 0 (scored), gap 0. */
       kind: 'patch_failed';
       /** git's message. */
       detail: string;
@@ -125,6 +162,8 @@ export type GradeResult =
       kind: 'graded';
       /** Bundle or graded test files the patch touched, reset to the base (or removed) before the bundle. */
       reset: string[];
+      /** Every harness file the patch changed, and what was done with it (the union over the runs). */
+      tampered: TamperedFile[];
       /** Status of each FAIL_TO_PASS / PASS_TO_PASS test in the X run, of each ANTICIPATION test in the Y run. */
       f2p: Record<string, GradedStatus>;
       p2p: Record<string, GradedStatus>;
@@ -134,15 +173,61 @@ export type GradeResult =
       runs: { x: GradedRun | null; y: GradedRun | null };
     });
 
-/** The patch is put at /tmp/<PATCH_NAME>. */
-const PATCH_NAME = 'foresight-grade/patch.diff';
-const PATCH_PATH = `/tmp/${PATCH_NAME}`;
-/** Deadline of the git steps (apply, reset): they touch a few files. */
-const GIT_STEP_MS = 120_000;
-const OWNER = { uid: EVAL_UID, gid: EVAL_UID };
+/** The grading container's scratch folder (tmpfs): the patch, the gold patch, the gold index. */
+const SCRATCH = '/tmp/foresight-grade';
+/** The work tree the tests run in (what the env image's editable install points at). */
+const WORKTREE = '/tmp/testbed';
+/** Deadline of the git steps (checkout, apply, restore): they touch the work tree once. */
+const GIT_STEP_MS = 300_000;
+const USER = `${EVAL_UID}:${EVAL_UID}`;
+const HARNESS_PY = readFileSync(new URL('../runners/harness.py', import.meta.url), 'utf8');
+/** Test directory names: a new file below the topmost one holding a graded test file is removed. */
+const TEST_DIR_NAMES = new Set(['tests', 'test', 'testing']);
 
-/** Resets the given files to HEAD (the base commit) when the patch touched them; removes those HEAD lacks. */
-const RESET_SCRIPT = String.raw`cd /testbed || exit 1
+/**
+ * The base commit checked out in /tmp/testbed with /testbed's objects borrowed (the read-only image
+ * stays as built), then the plug-ins the environment's Python installs for pytest, listed before any
+ * of the patch's code exists: printed as `plugins: <module> ...`.
+ */
+const PREPARE_SCRIPT = String.raw`set -eu
+export GIT_CONFIG_GLOBAL=/tmp/.gitconfig
+git config --global safe.directory '*'
+base=$(git -C ${EVAL_REPO_PATH} rev-parse HEAD)
+rm -rf ${WORKTREE} ${SCRATCH}
+mkdir -p ${SCRATCH}
+git init -q ${WORKTREE}
+cd ${WORKTREE}
+echo ${EVAL_REPO_PATH}/.git/objects > .git/objects/info/alternates
+git -c advice.detachedHead=false checkout -q --detach "$base"
+if [ "$1" = plugins ]; then
+  printf 'plugins: '
+  py=$(printenv FORESIGHT_PYTHON || echo python3)
+  "$py" -I -c '
+try:
+    from importlib.metadata import entry_points
+    eps = entry_points()
+    eps = eps.select(group="pytest11") if hasattr(eps, "select") else eps.get("pytest11", [])
+    values = [e.value for e in eps]
+except Exception:
+    import pkg_resources
+    values = [e.module_name for e in pkg_resources.iter_entry_points("pytest11")]
+print(" ".join(sorted(set(v.split(":")[0].strip() for v in values))))
+'
+fi`;
+
+/** The patch applied in the work tree; then the gold tree (base + the row's own patch) written from a scratch index. */
+const APPLY_SCRIPT = String.raw`cd ${WORKTREE} || exit 1
+export GIT_CONFIG_GLOBAL=/tmp/.gitconfig
+if [ -s ${SCRATCH}/patch.diff ]; then git apply --verbose ${SCRATCH}/patch.diff || exit 3; fi
+export GIT_INDEX_FILE=${SCRATCH}/gold.index
+tree=
+if [ -s ${SCRATCH}/gold.diff ] && git read-tree HEAD && git apply --cached ${SCRATCH}/gold.diff 2>/dev/null; then tree=$(git write-tree); fi
+[ -n "$tree" ] || tree=HEAD
+echo "gold-tree: $tree"`;
+
+/** Unguarded only: resets the given files to HEAD (the base commit) when the patch touched them; removes those HEAD lacks. */
+const RESET_SCRIPT = String.raw`cd ${WORKTREE} || exit 1
+export GIT_CONFIG_GLOBAL=/tmp/.gitconfig
 for f do
   if git cat-file -e "HEAD:$f" 2>/dev/null; then
     if [ -n "$(git status --porcelain --untracked-files=all -- ":(literal)$f")" ]; then
@@ -174,6 +259,31 @@ function gapOf(x: Score, y: Score): number | null {
   return x.kind === 'scored' && y.kind === 'scored' ? x.value - y.value : null;
 }
 
+/**
+ * The directories in which a new file is removed: for each graded test file, the topmost ancestor
+ * named tests/test/testing, else its own directory (none for a file at the root).
+ */
+export function testDirsOf(files: readonly string[]): string[] {
+  const dirs = new Set<string>();
+  for (const f of files) {
+    const parts = f.split('/').slice(0, -1);
+    if (parts.length === 0) continue;
+    const at = parts.findIndex((p) => TEST_DIR_NAMES.has(p));
+    dirs.add((at >= 0 ? parts.slice(0, at + 1) : parts).join('/'));
+  }
+  return [...dirs].sort();
+}
+
+/**
+ * `score` turned into a failure when the patch's runs were no evidence and the gold run's were: a
+ * patch that makes its own run produce nothing scores 0 %, never `infra`. `goldHasEvidence` false
+ * (the image cannot run the row either) keeps `infra`.
+ */
+export function noEvidenceUnderPatch(s: Score, ids: number, goldHasEvidence: boolean): Score {
+  if (s.kind !== 'infra' || !goldHasEvidence) return s;
+  return { kind: 'scored', value: 0, passed: 0, total: ids, reason: 'no_evidence_under_patch', detail: `${s.reason}: ${s.detail}` };
+}
+
 const statusCode = (err: unknown): number | undefined => (err as { statusCode?: number } | null)?.statusCode;
 
 /**
@@ -196,34 +306,87 @@ export async function gradeInstance(opts: GradeOptions): Promise<GradeResult> {
   }
 }
 
+/** One run of one part in its own container: the patch did not apply, or the run and what was restored. */
+type Attempt = { kind: 'patch_failed'; detail: string; applyLog: string } | { kind: 'ran'; run: GradedRun; applyLog: string; reset: string[]; tampered: TamperedFile[] };
+
 async function gradeWith(opts: GradeOptions, service: ServiceSession, t0: number): Promise<GradeResult> {
-  const { docker, signal } = opts;
   const bundle = GradingBundleSchema.parse(opts.bundle);
+  const guard = opts.guard ?? true;
+  const protect = [...new Set([...bundle.x.files, ...bundle.y.files].map((f) => f.path).concat(bundle.x.run, bundle.y.run))].sort();
+  const part = async (layers: GradingBundle['x'][], run: string[], ids: readonly string[], label: string): Promise<Attempt | null> => {
+    if (ids.length === 0) return null;
+    let attempt = await attemptPart(opts, service, { layers, run, protect, label, guard });
+    // No evidence: once more in a new container, so that a passing fault is never the score.
+    if (guard && attempt.kind === 'ran' && attempt.run.problem) {
+      const again = await attemptPart(opts, service, { layers, run, protect, label, guard });
+      attempt = again.kind === 'ran' ? { ...again, run: { ...again.run, attempts: 2 } } : again;
+    }
+    return attempt;
+  };
+  const xIds = [...opts.f2p, ...opts.p2p];
+  const xa = await part([bundle.x], bundle.x.run, opts.f2p.length ? xIds : [], 'X');
+  const failed = (a: Attempt): GradeResult => {
+    const zero = { kind: 'scored' as const, value: 0, passed: 0 };
+    return { kind: 'patch_failed', detail: a.kind === 'patch_failed' ? a.detail : '', applyLog: a.applyLog, x: { ...zero, total: opts.f2p.length }, y: { ...zero, total: opts.anti.length }, gap: 0, durationMs: Date.now() - t0 };
+  };
+  if (xa?.kind === 'patch_failed') return failed(xa);
+  const ya = await part([bundle.x, bundle.y], bundle.y.run, opts.anti, 'Y');
+  if (ya?.kind === 'patch_failed') return failed(ya);
+  const xRun = xa?.run ?? null;
+  const yRun = ya?.run ?? null;
+  const x = score(opts.f2p, xRun);
+  const y = score(opts.anti, yRun);
+  const evidence = xRun !== null && xRun.problem === null;
+  const tampered = new Map<string, TamperedFile>();
+  for (const t of [...(xa?.tampered ?? []), ...(ya?.tampered ?? [])]) tampered.set(t.path, t);
+  return {
+    kind: 'graded',
+    applyLog: xa?.applyLog ?? ya?.applyLog ?? 'no test to grade: nothing applied\n',
+    reset: [...new Set([...(xa?.reset ?? []), ...(ya?.reset ?? [])])].sort(),
+    tampered: [...tampered.values()].sort((a, b) => (a.path < b.path ? -1 : 1)),
+    x,
+    y,
+    gap: gapOf(x, y),
+    f2p: statuses(opts.f2p, xRun),
+    p2p: statuses(opts.p2p, xRun),
+    anti: statuses(opts.anti, yRun),
+    p2pRegressions: evidence ? opts.p2p.filter((id) => xRun.tests[id] !== 'pass') : null,
+    runs: { x: xRun, y: yRun },
+    durationMs: Date.now() - t0,
+  };
+}
+
+interface PartPlan {
+  /** Bundle parts laid in order over the restored tree. */
+  layers: GradingBundle['x'][];
+  run: string[];
+  protect: string[];
+  label: string;
+  guard: boolean;
+}
+
+async function attemptPart(opts: GradeOptions, service: ServiceSession, plan: PartPlan): Promise<Attempt> {
+  const { docker, signal } = opts;
   const limits = opts.limits ?? {};
   const timeoutSec = limits.timeoutSec ?? DEFAULT_LIMITS.runTimeoutSec;
   const memory = limits.memoryBytes ?? DEFAULT_LIMITS.memoryBytes;
+  const pidsLimit = limits.pidsLimit ?? DEFAULT_LIMITS.pidsLimit;
+  const nanoCpus = limits.nanoCpus ?? DEFAULT_LIMITS.nanoCpus;
+  const hostLimits = plan.guard
+    ? lockedDown({ memoryBytes: memory, pidsLimit, nanoCpus, diskBytes: limits.diskBytes ?? DEFAULT_LIMITS.diskBytes })
+    : { Memory: memory, MemorySwap: memory, PidsLimit: pidsLimit, NanoCpus: nanoCpus, SecurityOpt: ['no-new-privileges'], CapDrop: ['ALL'], Init: true };
   let container: Docker.Container;
   try {
     container = await docker.createContainer({
       Image: opts.image,
       Cmd: ['sleep', 'infinity'],
-      User: `${EVAL_UID}:${EVAL_UID}`,
+      User: USER,
       Env: ['HOME=/tmp', ...Object.entries(backendEnv(opts.env ?? {}, service)).map(([k, v]) => `${k}=${v}`)],
-      WorkingDir: EVAL_REPO_PATH,
+      WorkingDir: '/tmp',
       Labels: ownerLabels(),
       // Only a service's internal network (startService makes it --internal): nothing outside.
       NetworkDisabled: service.network === null,
-      HostConfig: {
-        NetworkMode: service.network ?? 'none',
-        Memory: memory,
-        MemorySwap: memory,
-        PidsLimit: limits.pidsLimit ?? DEFAULT_LIMITS.pidsLimit,
-        NanoCpus: limits.nanoCpus ?? DEFAULT_LIMITS.nanoCpus,
-        SecurityOpt: ['no-new-privileges'],
-        CapDrop: ['ALL'],
-        // docker-init as pid 1 reaps the orphans of killed test runs.
-        Init: true,
-      },
+      HostConfig: { NetworkMode: service.network ?? 'none', ...hostLimits },
     });
   } catch (err) {
     if (statusCode(err) === 404) {
@@ -237,88 +400,112 @@ async function gradeWith(opts: GradeOptions, service: ServiceSession, t0: number
   }
   const dispose = removeOnAbort(docker, container.id, signal);
   let removed = false;
-  let stopped = false;
-  const guard = async <T>(what: string, fn: () => Promise<T>): Promise<T> => {
+  const guarded = async <T>(what: string, fn: () => Promise<T>): Promise<T> => {
     try {
       signal?.throwIfAborted();
-      return await fn();
+      const out = await fn();
+      // An abort removes the container mid-step: what the step saw then is no result.
+      signal?.throwIfAborted();
+      return out;
     } catch (err) {
       if (signal?.aborted) throw signal.reason;
       throw dockerError(what, err);
     }
   };
-  const sh = (what: string, script: string, args: readonly string[] = []) =>
-    guard(what, () => runExec(container, ['sh', '-c', script, 'sh', ...args], { capture: 'combined', deadlineMs: GIT_STEP_MS, onDeadline: () => container.kill() }));
-  const put = (what: string, files: TarFile[], at: string) => guard(what, () => container.putArchive(makeTar(files, OWNER), { path: at }));
+  const sh = (what: string, script: string, args: readonly string[] = [], stdin?: Buffer): Promise<ExecOutcome> =>
+    guarded(what, () => runExec(container, ['sh', '-c', script, 'sh', ...args], { capture: 'combined', deadlineMs: GIT_STEP_MS, onDeadline: () => container.kill(), ...(stdin ? { stdin } : {}) }));
+  const lay = async (what: string, files: TarFile[], at: string): Promise<void> => {
+    if (files.length === 0) return;
+    const res = await sh(what, `mkdir -p "$1" && tar -x --no-same-owner --no-same-permissions -C "$1" -f -`, [at], makeTar(files, { uid: EVAL_UID, gid: EVAL_UID }));
+    if (res.exitCode !== 0) throw new ForesightError(`${what}: ${res.text.trim().slice(-500)}`, { remedy: 'check the eval image: /tmp must be writable by uid 65534', external: true });
+  };
+  const imageFault = (what: string, res: ExecOutcome): ForesightError =>
+    new ForesightError(`${what} in the grading container of ${opts.image} failed: ${res.text.trim().slice(-500)}`, {
+      remedy: 'check the eval image: /testbed must be a git work tree owned by uid 65534 (re-emit the dataset to rebuild it)',
+      external: true,
+    });
 
   try {
-    await guard(`cannot start the grading container from ${opts.image}`, () => container.start());
-
-    // 1. The agent's patch.
-    let applyLog: string;
-    if (opts.patch.trim() === '') {
-      applyLog = 'empty patch: nothing to apply\n';
-    } else {
-      const patch = opts.patch.endsWith('\n') ? opts.patch : `${opts.patch}\n`;
-      await put('cannot copy the patch into the grading container', [{ path: PATCH_NAME, content: Buffer.from(patch, 'utf8') }], '/tmp');
-      const res = await sh('git apply in the grading container failed', `cd ${EVAL_REPO_PATH} && git apply --verbose ${PATCH_PATH}`);
-      applyLog = res.text;
-      if (res.exitCode !== 0) {
-        const zero: Score = { kind: 'scored', value: 0, passed: 0, total: 0 };
-        const detail = res.deadlineHit ? `git apply did not finish within ${GIT_STEP_MS / 1000} s` : res.text.trim() || `git apply exited ${res.exitCode}`;
-        return {
-          kind: 'patch_failed',
-          detail,
-          applyLog,
-          x: { ...zero, total: opts.f2p.length },
-          y: { ...zero, total: opts.anti.length },
-          gap: 0,
-          durationMs: Date.now() - t0,
-        };
-      }
-    }
-
-    // 2. Every bundle or graded test file the patch touched goes back to the base.
-    const testFiles = [...new Set([...bundle.x.files, ...bundle.y.files].map((f) => f.path).concat(bundle.x.run, bundle.y.run))];
-    const reset = await sh('resetting the test files in the grading container failed', RESET_SCRIPT, testFiles);
-    if (reset.exitCode !== 0) {
-      throw new ForesightError(`cannot reset the test files the patch touched: ${reset.text.trim().slice(-500)}`, {
-        remedy: 'check the eval image: /testbed must be a git work tree owned by uid 65534',
-        external: true,
-      });
-    }
-    const resetFiles = reset.text.split('\n').filter((l) => /^(reset|removed) /.test(l)).map((l) => l.replace(/^(reset|removed) /, ''));
-    applyLog += reset.text;
-
-    // 3. X, then Y (PR2's versions laid over X's).
-    const runPart = async (part: GradingBundle['x'], ids: readonly string[], label: string): Promise<GradedRun | null> => {
-      if (part.files.length) {
-        await put(`cannot lay the ${label} test files into the grading container`, part.files.map((f) => ({ path: f.path, content: fileContent(f) })), EVAL_REPO_PATH);
-      }
-      if (ids.length === 0) return null;
-      if (stopped) {
-        await guard('cannot restart the grading container', async () => {
-          await container.start().catch((err: unknown) => {
-            if (statusCode(err) !== 304) throw err;
-          });
+    await guarded(`cannot start the grading container from ${opts.image}`, () => container.start());
+    const wantPlugins = plan.guard && opts.runner.harness.plugins;
+    const prep = await sh('checking out the base commit', PREPARE_SCRIPT, [wantPlugins ? 'plugins' : 'none']);
+    if (prep.exitCode !== 0) throw imageFault('checking out the base commit', prep);
+    const plugins = (/^plugins: (.*)$/m.exec(prep.text)?.[1] ?? '').split(/\s+/).filter((m) => /^[A-Za-z_][A-Za-z0-9_.]*$/.test(m));
+    if (plan.guard && opts.runner.harness.reportPipe) {
+      const check = await sh('checking the runner files', `grep -q FORESIGHT_GUARD "$1"`, [`${EVAL_RUNNER_PATH}/${opts.runner.script}`]);
+      if (check.exitCode !== 0) {
+        throw new ForesightError(`eval image ${opts.image} predates guarded grading (its ${opts.runner.script} has no FORESIGHT_GUARD)`, {
+          remedy: 'emit the dataset again with this foresight (foresight emit --force) to rebuild its eval images',
         });
-        stopped = false;
       }
-      signal?.throwIfAborted();
-      const run = await execRunner(
-        container,
-        { runner: opts.runner, checkout: '.', overlay: '-', testFiles: part.run, env: [`FORESIGHT_TESTBED=${EVAL_REPO_PATH}`], timeoutSec, runnerPath: EVAL_RUNNER_PATH },
-        {
-          what: `docker exec in the grading container failed (${label} run)`,
-          onDeadline: async () => {
-            stopped = true;
-            await container.kill();
-          },
-          alive: () => !removed,
-        },
-      );
-      signal?.throwIfAborted();
-      return {
+    }
+
+    // 1. The agent's patch, then the gold tree.
+    const patch = opts.patch.trim() === '' ? '' : opts.patch.endsWith('\n') ? opts.patch : `${opts.patch}\n`;
+    const gold = opts.goldPatch?.trim() ? (opts.goldPatch.endsWith('\n') ? opts.goldPatch : `${opts.goldPatch}\n`) : '';
+    await lay('cannot copy the patches into the grading container', [
+      { path: 'patch.diff', content: Buffer.from(patch, 'utf8') },
+      { path: 'gold.diff', content: Buffer.from(gold, 'utf8') },
+    ], SCRATCH);
+    const applied = await sh('git apply in the grading container failed', APPLY_SCRIPT);
+    let applyLog = patch === '' ? 'empty patch: nothing to apply\n' : applied.text.replace(/^gold-tree: .*\n?/m, '');
+    if (applied.exitCode !== 0) {
+      const detail = applied.deadlineHit ? `git apply did not finish within ${GIT_STEP_MS / 1000} s` : applyLog.trim() || `git apply exited ${applied.exitCode}`;
+      return { kind: 'patch_failed', detail, applyLog };
+    }
+    const goldTree = /^gold-tree: (\S+)$/m.exec(applied.text)?.[1] ?? 'HEAD';
+
+    // 2. The harness (guarded) or the test files (unguarded) back to gold.
+    let reset: string[] = [];
+    let tampered: TamperedFile[] = [];
+    if (plan.guard) {
+      const h = opts.runner.harness;
+      const spec = {
+        gold: goldTree,
+        whole: h.whole,
+        sections: h.sections,
+        newFiles: h.newFiles,
+        plugins: h.plugins,
+        testDirs: testDirsOf(plan.protect),
+        protect: plan.protect,
+      };
+      const res = await sh('restoring the test harness', `cd ${WORKTREE} && GIT_CONFIG_GLOBAL=/tmp/.gitconfig exec /usr/bin/python3 -I -c "$1" "$2"`, [HARNESS_PY, JSON.stringify(spec)]);
+      const out = /^\{"changes".*$/m.exec(res.text)?.[0];
+      if (res.exitCode !== 0 || out === undefined) {
+        // The patch left a tree git cannot restore (a directory turned into a symlink, say): the patch's doing.
+        const why = res.text.trim().split('\n').slice(-3).join(' ').slice(0, 500);
+        return { kind: 'patch_failed', detail: `the test harness cannot be restored after the patch: ${why}`, applyLog: applyLog + res.text };
+      }
+      const changes = (JSON.parse(out) as { changes: TamperedFile[] }).changes;
+      const isProtected = new Set(plan.protect);
+      reset = changes.filter((c) => isProtected.has(c.path)).map((c) => c.path);
+      tampered = changes.filter((c) => !isProtected.has(c.path));
+      applyLog += changes.map((c) => `${c.action} ${c.path}\n`).join('');
+    } else {
+      const res = await sh('resetting the test files in the grading container failed', RESET_SCRIPT, plan.protect);
+      if (res.exitCode !== 0) throw imageFault('resetting the test files', res);
+      reset = res.text.split('\n').filter((l) => /^(reset|removed) /.test(l)).map((l) => l.replace(/^(reset|removed) /, ''));
+      applyLog += res.text;
+    }
+
+    // 3. The bundle's files, then the runner in place.
+    for (const layer of plan.layers) {
+      await lay(`cannot lay the ${plan.label} test files into the grading container`, layer.files.map((f) => ({ path: f.path, content: fileContent(f) })), WORKTREE);
+    }
+    signal?.throwIfAborted();
+    const env = [`FORESIGHT_TESTBED=${WORKTREE}`, ...(plan.guard ? ['FORESIGHT_GUARD=1', `FORESIGHT_PLUGINS=${plugins.join(' ')}`] : [])];
+    const run = await execRunner(
+      container,
+      { runner: opts.runner, checkout: '.', overlay: '-', testFiles: plan.run, env, timeoutSec, runnerPath: EVAL_RUNNER_PATH, reportPipe: plan.guard && opts.runner.harness.reportPipe },
+      { what: `docker exec in the grading container failed (${plan.label} run)`, onDeadline: () => container.kill(), alive: () => !removed },
+    );
+    signal?.throwIfAborted();
+    return {
+      kind: 'ran',
+      applyLog,
+      reset,
+      tampered,
+      run: {
         kind: run.kind,
         exitCode: run.exitCode,
         durationMs: run.durationMs,
@@ -326,26 +513,8 @@ async function gradeWith(opts: GradeOptions, service: ServiceSession, t0: number
         collectionErrors: run.parsed.collectionErrors,
         problem: runProblem(run, opts.runner.exitCodes),
         outputTail: run.outputTail,
-      };
-    };
-    const xRun = await runPart(bundle.x, opts.f2p.length + opts.p2p.length > 0 ? [...opts.f2p, ...opts.p2p] : [], 'X');
-    const yRun = await runPart(bundle.y, opts.anti, 'Y');
-    const x = score(opts.f2p, xRun);
-    const y = score(opts.anti, yRun);
-    const evidence = xRun !== null && xRun.problem === null;
-    return {
-      kind: 'graded',
-      applyLog,
-      reset: resetFiles,
-      x,
-      y,
-      gap: gapOf(x, y),
-      f2p: statuses(opts.f2p, xRun),
-      p2p: statuses(opts.p2p, xRun),
-      anti: statuses(opts.anti, yRun),
-      p2pRegressions: evidence ? opts.p2p.filter((id) => xRun.tests[id] !== 'pass') : null,
-      runs: { x: xRun, y: yRun },
-      durationMs: Date.now() - t0,
+        attempts: 1,
+      },
     };
   } finally {
     removed = true;

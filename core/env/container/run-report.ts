@@ -46,6 +46,12 @@ export interface RunnerExec {
   timeoutSec: number;
   /** Where the runner's files are in the container (default /foresight). */
   runnerPath?: string;
+  /**
+   * The report comes through a pipe this exec holds (the runner writes `/dev/fd/3`, its standard output):
+   * nothing the tests leave behind can rewrite it, and a second document in it (a forgery written before
+   * or after the runner's) makes it unreadable. The runner's own output goes to a file read after.
+   */
+  reportPipe?: boolean;
 }
 
 export interface RunnerExecHooks {
@@ -59,11 +65,25 @@ export interface RunnerExecHooks {
   what: string;
 }
 
+/** Where a piped run's own output goes (reportPipe). */
+export const PIPED_OUTPUT_PATH = '/tmp/foresight-run-output.txt';
+const PIPE_PATH = '/dev/fd/3';
+
 /** The runner, then its report after a marker, in one exec: one round trip per run instead of two. */
 function command(r: RunnerExec): string[] {
-  const shell = `timeout -k ${KILL_GRACE_SEC} ${r.timeoutSec} "$@"; rc=$?; if [ -f ${REPORT_PATH} ]; then printf '${REPORT_MARK.replace(/\n/g, '\\n')}'; cat ${REPORT_PATH}; fi; exit $rc`;
   const script = `${r.runnerPath ?? '/foresight'}/${r.runner.script}`;
+  if (r.reportPipe) {
+    const shell = `exec 3>&1 >${PIPED_OUTPUT_PATH} 2>&1 </dev/null; timeout -k ${KILL_GRACE_SEC} ${r.timeoutSec} "$@"; exit $?`;
+    return ['sh', '-c', shell, 'sh', 'env', ...r.env, 'sh', script, r.checkout, r.overlay, PIPE_PATH, ...r.testFiles];
+  }
+  const shell = `timeout -k ${KILL_GRACE_SEC} ${r.timeoutSec} "$@"; rc=$?; if [ -f ${REPORT_PATH} ]; then printf '${REPORT_MARK.replace(/\n/g, '\\n')}'; cat ${REPORT_PATH}; fi; exit $rc`;
   return ['sh', '-c', shell, 'sh', 'env', ...r.env, 'sh', script, r.checkout, r.overlay, REPORT_PATH, ...r.testFiles];
+}
+
+/** More than one XML document in a piped report: something besides the runner wrote to the pipe. */
+function forgedPipe(report: string): boolean {
+  const count = (re: RegExp): number => report.match(re)?.length ?? 0;
+  return count(/<\?xml\b/g) > 1 || count(/<testsuites[\s>\/]/g) > 1 || (count(/<testsuites[\s>\/]/g) === 0 && count(/<testsuite[\s>\/]/g) > 1);
 }
 
 /** What one exec produced, before the runner's parser read it. */
@@ -77,6 +97,8 @@ interface RawRun {
   report: string | null;
   /** Our notes on the run (deadline, timeout), appended to the output. */
   notes: string[];
+  /** A piped report was there but is not the runner's alone (or too large): unreadable, never missing. */
+  forged?: boolean;
 }
 
 /** Runner processes started, and the runs they produced, in this process: the benchmark reads them (bench/validate.ts). */
@@ -138,6 +160,8 @@ async function execRaw(container: Docker.Container, r: RunnerExec, hooks: Runner
   if (res.deadlineHit) notes.push(`[foresight] no exit ${T + KILL_GRACE_SEC + DEADLINE_SLACK_SEC} s after start: container killed`);
   else if (timedOut) notes.push(`[foresight] timed out after ${T} s`);
 
+  if (r.reportPipe) return pipedRun(container, res, durationMs, timedOut, notes, hooks);
+
   let report: string | null = null;
   let runnerText = res.text;
   const at = res.text.lastIndexOf(REPORT_MARK);
@@ -154,6 +178,25 @@ async function execRaw(container: Docker.Container, r: RunnerExec, hooks: Runner
     else if (cat?.overflow) notes.push('[foresight] junit file too large, ignored');
   }
   return { exitCode: res.exitCode, durationMs, timedOut, killed: res.exitCode === null, runnerText, report, notes };
+}
+
+/** A piped run: the exec's output is the report; the runner's own output is read from its file. */
+async function pipedRun(container: Docker.Container, res: ExecOutcome, durationMs: number, timedOut: boolean, notes: string[], hooks: RunnerExecHooks): Promise<RawRun> {
+  let report: string | null = res.text.trim() === '' ? null : res.text;
+  if (report !== null && res.text.includes(DROPPED)) {
+    notes.push('[foresight] report too large, ignored');
+    report = null;
+  }
+  if (report !== null && forgedPipe(report)) {
+    notes.push('[foresight] the report pipe held more than one report: something besides the runner wrote to it, so it is no evidence');
+    report = null;
+  }
+  let runnerText = '';
+  if (!res.deadlineHit && hooks.alive()) {
+    const out = await runExec(container, ['tail', '-c', String(256 * 1024), PIPED_OUTPUT_PATH], { capture: 'combined' }).catch(() => null);
+    if (out?.exitCode === 0) runnerText = out.text;
+  }
+  return { exitCode: res.exitCode, durationMs, timedOut, killed: res.exitCode === null, runnerText, report, notes, forged: report === null && res.text.trim() !== '' };
 }
 
 /** Parse a report and classify the run: only a parsed report with an exit code can be evidence. */
@@ -173,7 +216,7 @@ function classify(r: RunnerExec, raw: RawRun, report: string | null, exitCode: n
   const common = { durationMs: raw.durationMs, parsed, outputTail: output.slice(-OUTPUT_TAIL_CHARS) };
   if (raw.timedOut) return { kind: 'timeout', exitCode: raw.exitCode, ...common };
   if (exitCode === null) return { kind: 'no_report', why: 'killed', exitCode: null, ...common };
-  if (report === null) return { kind: 'no_report', why: 'missing', exitCode, ...common };
+  if (report === null) return { kind: 'no_report', why: raw.forged ? 'unreadable' : 'missing', exitCode, ...common };
   if (parseFailed) return { kind: 'no_report', why: 'unreadable', exitCode, ...common };
   return { kind: 'report', exitCode, ...common };
 }

@@ -1,4 +1,9 @@
-/** The shell scripts run in the env build container: the apt step and the install step (see core/env/README.md). */
+/**
+ * The shell scripts run in the env build container (see core/env/README.md), each as its user: the apt
+ * step (root, with network), the prep step (root: the directories the install may write), the install
+ * step (BUILD_USER: the repository's own code runs here), the stop step (BUILD_USER: what it left running)
+ * and the finish step (root: everything back to root, /tmp emptied).
+ */
 import type { Recipe } from '../recipes/schema.ts';
 import { getBackend } from '../services/registry.ts';
 import { SETTINGS_DIR } from '../services/types.ts';
@@ -6,6 +11,17 @@ import { SETTINGS_DIR } from '../services/types.ts';
 /** Inside env images. */
 export const VENV = '/opt/venv';
 export const VENV_PYTHON = `${VENV}/bin/python`;
+
+/**
+ * The install step's user: nobody:nogroup, never root, so setup.py and build backends get no capability and
+ * cannot touch the image outside the directories the prep step gives it. The uid the test runs use too, and
+ * one the base image's /etc/passwd names (code that looks itself up with getpwuid finds it); nothing it
+ * writes stays its own (the finish step).
+ */
+export const BUILD_USER = '65534:65534';
+const BUILD_UID = '65534';
+/** The build user's HOME (git, pip, ~/.cache): in /tmp, emptied before the commit. */
+export const BUILD_HOME = '/tmp/.foresight-home';
 
 /** sh single-quoting. */
 function q(s: string): string {
@@ -59,7 +75,67 @@ function driverLines(backends: readonly string[]): string[] {
   return lines;
 }
 
-/** The install step (no network): venv, clone of $FORESIGHT_COMMIT, the recipe's commands, cleanup. */
+/** The directories the install step writes and the image keeps: the venv, and the settings modules when a service backend needs them. */
+function buildDirs(recipe: { backends?: readonly string[] }): string[] {
+  const services = (recipe.backends ?? []).some((name) => getBackend(name).kind !== 'none');
+  return services ? [VENV, SETTINGS_DIR] : [VENV];
+}
+
+/** The prep step (root, before the install): the directories the install step may write, owned by BUILD_USER. */
+export function prepScript(recipe: { backends?: readonly string[] }): string {
+  const dirs = buildDirs(recipe).join(' ');
+  return ['set -eu', `mkdir -p ${dirs}`, `chmod 0755 ${dirs}`, `chown ${BUILD_USER} ${dirs}`].join('\n');
+}
+
+/**
+ * The stop step (BUILD_USER, after the install): a process the install left behind (a daemon a setup.py
+ * started) is killed before the finish step works as root on the files it could still change.
+ */
+export const STOP_SCRIPT = [
+  // kill(-1) succeeds whenever any other process exists (root's included): count the build user's in /proc.
+  'count() {',
+  '  c=0',
+  '  for d in /proc/[0-9]*; do',
+  '    [ "${d#/proc/}" = "$$" ] && continue',
+  `    while read -r k r _; do [ "$k" = Uid: ] || continue; [ "$r" = ${BUILD_UID} ] && c=$((c + 1)); break; done 2>/dev/null <"$d/status"`,
+  '  done',
+  '}',
+  'count',
+  `[ $c -eq 0 ] || echo "[foresight] killing the $c processes the install left running"`,
+  'i=0',
+  'while [ $c -gt 0 ]; do',
+  "  i=$((i + 1)); [ $i -le 10 ] || { echo '[foresight] processes of the build user survive SIGKILL'; exit 1; }",
+  '  kill -KILL -1 2>/dev/null',
+  '  sleep 0.2',
+  '  count',
+  'done',
+].join('\n');
+
+/**
+ * The finish step (root, after the install and the stop step): the venv and the settings modules become
+ * root's, read-only to everyone else (a test run must not change what the next one imports) and without
+ * set-id bits (no root program planted by the install); anything else the build user left is given to
+ * root, and /tmp is left empty: the runner clones its own /tmp/testbed as an unprivileged user. Neither
+ * `chown -R` nor `find` follows a symbolic link the install may have planted.
+ */
+export function finishScript(recipe: { backends?: readonly string[] }): string {
+  const dirs = buildDirs(recipe).join(' ');
+  return [
+    'set -eu',
+    `echo '[foresight] $ chown -R root:root ${dirs}'`,
+    `chown -R root:root ${dirs}`,
+    `chmod -R go-w,ug-s ${dirs}`,
+    'find /tmp /var/tmp /run/lock -mindepth 1 -maxdepth 1 -exec rm -rf {} +',
+    // Other world-writable places (one a system package made, say); bind mounts are not descended.
+    `find / -xdev \\( -user ${BUILD_UID} -o -group ${BUILD_UID} \\) -print -exec chown -h root:root {} +`,
+    "echo '[foresight] env ready'",
+  ].join('\n');
+}
+
+/**
+ * The install step (BUILD_USER, no network): venv, clone of $FORESIGHT_COMMIT, the recipe's commands,
+ * cleanup of its own files. The prep step has made VENV (and SETTINGS_DIR) its own.
+ */
 export function installScript(recipe: Pick<Recipe, 'install' | 'runner'> & { python?: string; backends?: readonly string[] }): string {
   const venvArgs = recipe.python !== undefined && SYSTEM_SITE_PYTHONS.has(recipe.python) ? `--system-site-packages ${VENV}` : VENV;
   // PyPy's venv has no ensurepip in Debian: pip, setuptools (with pkg_resources, a wheel of its own in
@@ -76,8 +152,12 @@ export function installScript(recipe: Pick<Recipe, 'install' | 'runner'> & { pyt
     'set -u',
     'step() { printf "\\n[foresight] \\$ %s\\n" "$1"; }',
     'fail() { code=$1; shift; printf "\\n[foresight] FAILED (exit %s): %s\\n" "$code" "$*"; exit 1; }',
-    'export GIT_CONFIG_GLOBAL=/tmp/.foresight-build.gitconfig GIT_TERMINAL_PROMPT=0 HOME=/root',
+    'umask 022',
+    `export HOME=${BUILD_HOME} GIT_CONFIG_GLOBAL=${BUILD_HOME}/.gitconfig GIT_TERMINAL_PROMPT=0`,
+    `mkdir -p ${BUILD_HOME} || fail $? 'mkdir ${BUILD_HOME}'`,
+    // /src belongs to the host's user, not to the build user: git would refuse it as a "dubious" repository.
     "git config --global safe.directory '*' || fail $? 'git config'",
+    `test -r /src/HEAD || fail 1 "the clone's git directory (/src) is not readable by uid ${BUILD_UID}: make it readable by others (chmod -R o+rX)"`,
     ...venv,
     `export VIRTUAL_ENV=${VENV} PATH=${VENV}/bin:$PATH`,
     'step "git clone /src /tmp/testbed && git checkout $FORESIGHT_COMMIT"',
@@ -101,10 +181,8 @@ export function installScript(recipe: Pick<Recipe, 'install' | 'runner'> & { pyt
     "step 'pip freeze'",
     'pip freeze --all 2>&1 || true',
     'cd /',
-    // The runner clones its own /tmp/testbed as an unprivileged user: leave /tmp empty.
+    // Its own files in /tmp (the clone, HOME); the finish step empties what is left.
     'find /tmp -mindepth 1 -maxdepth 1 -exec rm -rf {} + 2>/dev/null || true',
-    'rm -rf /root/.cache',
-    "echo '[foresight] env ready'",
   );
   return lines.join('\n');
 }

@@ -1,17 +1,20 @@
 /**
- * Building one env image: the build container from the base, the apt step (network, then cut
- * off), the install step (offline), `docker commit` (see core/env/README.md).
+ * Building one env image: the build container from the base (memory and pids limits, no capabilities but
+ * those the root steps need), the apt step (root, network, then cut off), the prep step (root), the install
+ * step (offline, as BUILD_USER: the repository's code never runs as root), the stop and finish steps, `docker
+ * commit` (see core/env/README.md).
  */
 import { appendFile, mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type Docker from 'dockerode';
+import { ForesightError } from '../../errors.ts';
 import { absoluteGitDir } from '../../git.ts';
 import { redact } from '../../secrets.ts';
 import { buildFields } from '../recipes/schema.ts';
 import { BASE_PYTHON, type BaseImage } from './base.ts';
-import { aptScript, installScript, VENV, VENV_PYTHON } from './build-scripts.ts';
+import { aptScript, BUILD_USER, finishScript, installScript, prepScript, STOP_SCRIPT, VENV, VENV_PYTHON } from './build-scripts.ts';
 import { forceRemove, ownerLabels, PID_LABEL, HOST_LABEL, RUN_LABEL, removeOnAbort } from '../container/cleanup.ts';
-import type { EnvCommon, EnvImageRequest, EnvImageResult } from './types.ts';
+import type { EnvBuildLimits, EnvCommon, EnvImageRequest, EnvImageResult } from './types.ts';
 import { BASE_LABEL, COMMIT_LABEL, CREATED_LABEL, KEY_LABEL, REPO_LABEL } from './key.ts';
 import { runExec } from '../container/exec.ts';
 import { dockerError, logLine, splitRef } from './docker-image.ts';
@@ -22,6 +25,57 @@ const IMAGE_PATH = `${VENV}/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bi
 
 /** Default limit of one env build (all steps). */
 export const DEFAULT_BUILD_TIMEOUT_SEC = 1800;
+
+/** Default memory of an env build container (swap included): pip compiling a C extension fits. */
+export const DEFAULT_BUILD_MEMORY_BYTES = 4 * 1024 * 1024 * 1024;
+/** Default pids of an env build container: a parallel compiler's processes fit, a fork bomb does not. */
+export const DEFAULT_BUILD_PIDS_LIMIT = 1024;
+const MIN_BUILD_MEMORY_BYTES = 256 * 1024 * 1024;
+const MIN_BUILD_PIDS = 64;
+
+/**
+ * Capabilities the build container keeps (all others dropped). They are the root steps' only: the install
+ * step runs as BUILD_USER, whose processes have none. The prep and finish steps chown to and from the build
+ * user and reach into its directories (CHOWN, DAC_OVERRIDE).
+ */
+export const ROOT_STEP_CAPS: readonly string[] = ['CHOWN', 'DAC_OVERRIDE'];
+/**
+ * And apt-get's, when the recipe has system packages: it downloads as the `_apt` user (SETUID, SETGID) into
+ * partial directories it chowns and chmods (FOWNER). Without FSETID dpkg's set-group-id bits are dropped,
+ * which no container here could use (no-new-privileges).
+ */
+export const APT_CAPS: readonly string[] = ['FOWNER', 'SETUID', 'SETGID'];
+
+/** The request's limits over the defaults, checked. */
+export function envBuildLimits(limits: Partial<EnvBuildLimits> = {}): EnvBuildLimits {
+  const out = { memoryBytes: limits.memoryBytes ?? DEFAULT_BUILD_MEMORY_BYTES, pidsLimit: limits.pidsLimit ?? DEFAULT_BUILD_PIDS_LIMIT };
+  if (!Number.isSafeInteger(out.memoryBytes) || out.memoryBytes < MIN_BUILD_MEMORY_BYTES) {
+    throw new ForesightError(`invalid env build memory limit ${out.memoryBytes} bytes`, {
+      remedy: `pass limits.memoryBytes as a whole number of bytes, at least ${MIN_BUILD_MEMORY_BYTES / 1024 / 1024} MiB (default ${DEFAULT_BUILD_MEMORY_BYTES / 1024 ** 3} GiB)`,
+    });
+  }
+  if (!Number.isSafeInteger(out.pidsLimit) || out.pidsLimit < MIN_BUILD_PIDS) {
+    throw new ForesightError(`invalid env build pids limit ${out.pidsLimit}`, {
+      remedy: `pass limits.pidsLimit as a whole number, at least ${MIN_BUILD_PIDS} (default ${DEFAULT_BUILD_PIDS_LIMIT})`,
+    });
+  }
+  return out;
+}
+
+/** The HostConfig of an env build container: the limits, no capability but the root steps', no privilege gain. */
+export function envBuildHostConfig(opts: { limits: EnvBuildLimits; apt: boolean; binds: readonly string[] }): Docker.HostConfig & { CapAdd: string[] } {
+  return {
+    NetworkMode: opts.apt ? 'bridge' : 'none',
+    Binds: [...opts.binds],
+    Memory: opts.limits.memoryBytes,
+    MemorySwap: opts.limits.memoryBytes,
+    PidsLimit: opts.limits.pidsLimit,
+    CapDrop: ['ALL'],
+    CapAdd: opts.apt ? [...ROOT_STEP_CAPS, ...APT_CAPS] : [...ROOT_STEP_CAPS],
+    SecurityOpt: ['no-new-privileges'],
+    Init: true,
+  };
+}
 
 const DETAIL_LINES = 25;
 const DETAIL_CHARS = 3000;
@@ -51,9 +105,9 @@ export interface BuildStep {
 }
 
 /**
- * One build step: `sh -c script` (with `env` set) in a build container, its output appended to the log.
- * Past `deadline` (epoch ms) the container is killed and the step is `timedOut`. A Docker failure throws
- * a ForesightError naming `what`.
+ * One build step: `sh -c script` (with `env` set) in a build container as `user` (`uid:gid`, default the
+ * container's), its output appended to the log. Past `deadline` (epoch ms) the container is killed and the
+ * step is `timedOut`. A Docker failure throws a ForesightError naming `what`.
  */
 export async function runBuildStep(
   container: Docker.Container,
@@ -62,11 +116,13 @@ export async function runBuildStep(
   deadline: number,
   append: AppendLog,
   what: string,
+  user?: string,
 ): Promise<BuildStep> {
   const left = deadline - Date.now();
   if (left <= 0) return { exitCode: null, text: '', timedOut: true };
   try {
     const res = await runExec(container, ['env', ...env, 'sh', '-c', script], {
+      user,
       capture: 'combined',
       maxChars: 4 * 1024 * 1024,
       deadlineMs: left,
@@ -79,6 +135,12 @@ export async function runBuildStep(
   } catch (err) {
     throw dockerError(what, err);
   }
+}
+
+/** An install killed by SIGKILL (exit 137) most likely met the build's memory limit: say so under pip's last lines. */
+function withKillHint(detail: string, limits: EnvBuildLimits): string {
+  if (!/FAILED \(exit 137\)/.test(detail)) return detail;
+  return `${detail}\n[foresight] exit 137 is SIGKILL: the build container's memory limit is ${limits.memoryBytes / 1024 / 1024} MiB (EnvImageRequest.limits)`;
 }
 
 /** A `docker commit` change: the build container's owner labels must not mark containers of the image as stale. */
@@ -95,10 +157,12 @@ export async function buildEnv(
 ): Promise<EnvImageResult> {
   const timeoutSec = req.timeoutSec ?? DEFAULT_BUILD_TIMEOUT_SEC;
   const deadline = t0 + timeoutSec * 1000;
+  const limits = envBuildLimits(req.limits);
   const gitDir = await absoluteGitDir(req.gitDir ?? req.clone);
   const pip: PipSources = await pipSourcesOf();
   const apt = aptScript(req.recipe);
   const install = installScript(req.recipe);
+  const hostConfig = envBuildHostConfig({ limits, apt: apt !== null, binds: [`${gitDir}:/src:ro`, ...pip.binds] });
   const header = [
     `# ${common.image}`,
     `# repo ${req.repo} commit ${req.commit}`,
@@ -107,6 +171,7 @@ export async function buildEnv(
     `# dependency files ${common.dependencyFiles.map((f) => `${f.path}@${f.blob.slice(0, 12)}`).join(' ') || '(none)'}`,
     ...pip.notes.map((n) => `# ${n}`),
     `# python ${req.recipe.python === 'auto' ? BASE_PYTHON : req.recipe.python} (Debian ${releaseOf(req.recipe.python)})`,
+    `# limits ${limits.memoryBytes / 1024 / 1024} MiB, ${limits.pidsLimit} pids; capabilities ${hostConfig.CapAdd.join(' ')} (root steps only); install as ${BUILD_USER}`,
     `# started ${new Date().toISOString()}`,
     '',
   ];
@@ -135,12 +200,7 @@ export async function buildEnv(
         [CREATED_LABEL]: new Date().toISOString(),
       },
       NetworkDisabled: apt === null,
-      HostConfig: {
-        NetworkMode: apt === null ? 'none' : 'bridge',
-        Binds: [`${gitDir}:/src:ro`, ...pip.binds],
-        SecurityOpt: ['no-new-privileges'],
-        Init: true,
-      },
+      HostConfig: hostConfig,
     });
   } catch (err) {
     throw dockerError(`cannot create the env build container from ${base.image}`, err);
@@ -153,8 +213,9 @@ export async function buildEnv(
     } catch (err) {
       throw dockerError('cannot start the env build container', err);
     }
-    const exec = (script: string, env: string[]): Promise<BuildStep> =>
-      runBuildStep(container, script, env, deadline, append, 'docker exec in the env build container failed');
+    // Root steps run as the container's user (root); the install and stop steps as BUILD_USER.
+    const exec = (script: string, env: string[], user?: string): Promise<BuildStep> =>
+      runBuildStep(container, script, env, deadline, append, 'docker exec in the env build container failed', user);
 
     if (apt !== null) {
       const res = await exec(apt, []);
@@ -170,9 +231,28 @@ export async function buildEnv(
       await append('# network disconnected\n');
     }
 
-    const res = await exec(install, [`FORESIGHT_COMMIT=${req.commit}`, ...pip.env]);
+    // Nothing of the repository has run yet: a failure here is the image's or Docker's, not the candidate's.
+    const prep = await exec(prepScript(req.recipe), []);
+    if (prep.timedOut) return await fail(`timed out after ${timeoutSec} s before the install\n${lastLines(prep.text)}`);
+    if (prep.exitCode !== 0) {
+      throw new ForesightError(`the env build's prep step failed in ${base.image} (exit ${prep.exitCode}): ${lastLines(prep.text).split('\n').pop() ?? ''}`, {
+        remedy: `read ${logPath}; the step needs the CHOWN capability (a Docker that ignores --cap-add?)`,
+        external: true,
+      });
+    }
+
+    const res = await exec(install, [`FORESIGHT_COMMIT=${req.commit}`, ...pip.env], BUILD_USER);
     if (res.timedOut) return await fail(`timed out after ${timeoutSec} s\n${lastLines(res.text)}`);
-    if (res.exitCode !== 0) return await fail(lastLines(res.text));
+    if (res.exitCode !== 0) return await fail(withKillHint(lastLines(res.text), limits));
+
+    for (const [script, user, what] of [
+      [STOP_SCRIPT, BUILD_USER, 'stop'],
+      [finishScript(req.recipe), undefined, 'finish'],
+    ] as const) {
+      const step = await exec(script, [], user);
+      if (step.timedOut) return await fail(`timed out after ${timeoutSec} s after the install\n${lastLines(step.text)}`);
+      if (step.exitCode !== 0) return await fail(`the build's ${what} step failed (exit ${step.exitCode})\n${lastLines(step.text)}`);
+    }
 
     const { repo, tag } = splitRef(common.image);
     try {

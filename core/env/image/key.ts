@@ -3,7 +3,7 @@ import { fingerprint } from '../../fingerprint.ts';
 import { git } from '../../git.ts';
 import { matchesAny } from '../../glob.ts';
 import { buildFields, type Recipe } from '../recipes/schema.ts';
-import { aptScript, installScript } from './build-scripts.ts';
+import { aptScript, finishScript, installScript, prepScript, STOP_SCRIPT } from './build-scripts.ts';
 
 export const ENV_REPOSITORY = 'foresight-env';
 /** Database services' images (core/env/services/image.ts); the cache policy prunes them with the env images. */
@@ -51,7 +51,10 @@ export async function envImageKey(input: EnvKeyInput): Promise<{ key: string; fi
     input.baseId,
     buildFields(input.recipe),
     aptScript(input.recipe) ?? '',
+    prepScript(input.recipe),
     installScript(input.recipe),
+    STOP_SCRIPT,
+    finishScript(input.recipe),
     files,
   ).slice(0, 24);
   return { key, files };

@@ -10,6 +10,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { splitCredentials } from '../../config.ts';
 import { registerSecret } from '../../secrets.ts';
+import { BUILD_USER } from './build-scripts.ts';
 
 export interface PipSources {
   /** PIP_* variables for `pip` in the build container. */
@@ -128,6 +129,13 @@ async function exists(p: string): Promise<boolean> {
   return (await stat(p).catch(() => null)) !== null;
 }
 
+/** The install step runs as an unprivileged user: a source is of use only when others may read it (and enter it). */
+async function othersMayRead(p: string): Promise<boolean> {
+  const st = await stat(p).catch(() => null);
+  if (!st) return false;
+  return (st.mode & 0o004) !== 0 && (!st.isDirectory() || (st.mode & 0o001) !== 0);
+}
+
 /** Drop mounts inside other mounts. */
 function outermost(paths: string[]): string[] {
   const sorted = [...new Set(paths)].sort();
@@ -214,7 +222,10 @@ export async function pipSources(cfg?: Map<string, string>): Promise<PipSources>
   const binds: string[] = [];
   for (const m of outermost(mounts)) {
     if (reserved(m)) notes.push(`pip source ${m}: would hide a system directory of the image, not mounted`);
-    else binds.push(`${m}:${m}:ro`);
+    else {
+      binds.push(`${m}:${m}:ro`);
+      if (!(await othersMayRead(m))) notes.push(`pip source ${m}: not readable by others, so not by the build's install user (${BUILD_USER}): make it readable (chmod -R o+rX ${m})`);
+    }
   }
   notes.unshift(`pip sources: ${[...indexes, ...findLinks].join(' ') || '(none)'}${constraints.length ? `; constraints ${constraints.join(' ')}` : ''}`);
   return { env, binds, notes };

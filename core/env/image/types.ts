@@ -20,8 +20,17 @@ export interface EnvImageRequest {
   docker?: Docker;
   /** Limit of the whole build (default 1800 s): past it the build fails as env_install_failed. */
   timeoutSec?: number;
+  /** Limits of the build container (defaults in build.ts: 4 GiB, 1024 pids); not part of the image's key. */
+  limits?: Partial<EnvBuildLimits>;
   /** The run's signal: an abort removes the build container at once. */
   signal?: AbortSignal;
+}
+
+/** What an env build container is held to: its install step runs the repository's own code (setup.py, build backends). */
+export interface EnvBuildLimits {
+  /** Memory, swap included (MemorySwap = Memory). */
+  memoryBytes: number;
+  pidsLimit: number;
 }
 
 export interface EnvCommon {

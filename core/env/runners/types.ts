@@ -36,6 +36,28 @@ export interface ParseInput {
   testFiles: string[];
 }
 
+/**
+ * What decides how a runner collects and reports tests, which an agent's patch must not change: before
+ * grading, the grader restores it to the row's gold version (runners/harness.py does the work in the
+ * container). Globs are repo-relative; `**` spans directories.
+ */
+export interface HarnessDeclaration {
+  /** Files restored whole to the gold tree, or removed when the gold tree lacks them. */
+  whole: readonly string[];
+  /** Files of which only these sections are restored (INI section names; TOML table prefixes). */
+  sections: ReadonlyArray<{ glob: string; format: 'ini' | 'toml'; names: readonly string[] }>;
+  /** Files that may not be new: one the gold tree lacks is removed (it could be collected, or shadow a graded test). */
+  newFiles: readonly string[];
+  /** Restore the plug-in modules the gold configuration loads (pytest's `-p` and `pytest_plugins`). */
+  plugins: boolean;
+  /**
+   * The runner writes its report through a pipe the grader holds (`/dev/fd/3`), never to a path the test
+   * process could rewrite afterwards; and in guarded grading it runs the interpreter isolated (`-I`) with
+   * plug-in autoload limited to the list taken before the patch (FORESIGHT_GUARD, FORESIGHT_PLUGINS).
+   */
+  reportPipe: boolean;
+}
+
 export interface Runner {
   name: string;
   /** Path of the in-container helper script, relative to `dir` (mounted at /foresight). */
@@ -78,4 +100,6 @@ export interface Runner {
    * it every run is a process of its own.
    */
   splitPasses?(report: string): Array<{ report: string; exitCode: number | null }>;
+  /** What grading restores before it runs the tests (and how the report reaches it). */
+  harness: HarnessDeclaration;
 }

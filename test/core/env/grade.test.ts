@@ -155,6 +155,7 @@ describe.skipIf(skip)('gradeInstance (real Docker, offline)', () => {
     expect(r.anti).toEqual({ [ANTI[0]!]: 'fail' });
     expect(r.p2pRegressions).toEqual([]);
     expect(r.reset).toEqual([]);
+    expect(r.tampered).toEqual([]);
     expect(r.applyLog).toContain('Applied patch gradepkg/clamp.py cleanly');
     expect(r.runs.x?.problem).toBeNull();
     expect(r.runs.x?.tests).toEqual({ [P2P[0]!]: 'pass', [F2P[0]!]: 'pass' });
@@ -210,6 +211,25 @@ describe.skipIf(skip)('gradeInstance (real Docker, offline)', () => {
     expect(r.y).toEqual({ kind: 'scored', value: 0, passed: 0, total: 1 });
   }, 120_000);
 
+  it("pytest's configuration is the row's gold version: the agent's change to its table is undone and flagged, the rest of its edit stays", async () => {
+    // The row's own patch adds a pytest setting; the agent changes the pytest table and the project's version.
+    const section = '\n[tool.pytest.ini_options]\nmarkers = ["gold_marker: from the row"]\n';
+    const rowPatch = await repo.git(['diff', BASE, PR1, '--', 'gradepkg']) + [
+      'diff --git a/pyproject.toml b/pyproject.toml', '--- a/pyproject.toml', '+++ b/pyproject.toml', `@@ -12,1 +12,${1 + section.split('\n').length - 1} @@`, ' packages = ["gradepkg"]',
+      ...section.split('\n').slice(0, -1).map((l) => `+${l}`), '',
+    ].join('\n');
+    const agentToml = pyproject.replace('version = "0.1.0"', 'version = "9.9.9"') + '\n[tool.pytest.ini_options]\naddopts = "-p forge_plugin"\n';
+    await repo.git(['checkout', '-q', '-b', `toml-${NONCE}`, BASE]);
+    const agent = await repo.commit({ files: { 'pyproject.toml': agentToml, 'gradepkg/clamp.py': 'def clamp(x, lo, hi):\n    return max(lo, min(x, hi))\n' }, message: 'agent', date: DATE });
+    await repo.git(['checkout', '-q', 'main']);
+    const probe = 'def test_config():\n    text = open("pyproject.toml").read()\n    assert "gold_marker" in text and "forge_plugin" not in text and \'version = "9.9.9"\' in text\n';
+    const probed: GradingBundle = { ...bundle, x: { files: [...bundle.x.files, { path: 'tests/test_probe.py', encoding: 'utf8', content: probe }], run: [...bundle.x.run, 'tests/test_probe.py'] } };
+    const r = graded(await grade(await repo.git(['diff', BASE, agent]), { goldPatch: rowPatch, bundle: probed, p2p: [...P2P, 'tests/test_probe.py::test_config'] }));
+    expect(r.p2p['tests/test_probe.py::test_config'], r.runs.x?.outputTail).toBe('pass');
+    expect(r.tampered).toEqual([{ path: 'pyproject.toml', action: 'sections' }]);
+    expect(r.x).toMatchObject({ kind: 'scored', value: 1 });
+  }, 120_000);
+
   it('Y = 0 with the gold patch, Y = 1 with a patch that also fixes the edge case', async () => {
     const r = graded(await grade(goldPlusFix));
     expect(r.x).toMatchObject({ kind: 'scored', value: 1 });
@@ -218,16 +238,18 @@ describe.skipIf(skip)('gradeInstance (real Docker, offline)', () => {
     expect(r.gap).toBe(0);
   }, 120_000);
 
-  it('a test that sleeps past the timeout makes X infra (timeout), not 0 %', async () => {
+  it('a test that sleeps past the timeout is run once more, then makes X infra (timeout), not 0 %', async () => {
     const t0 = Date.now();
     const r = graded(await grade(gold, { bundle: slowBundle(), limits: { timeoutSec: 4 } }));
-    expect(Date.now() - t0).toBeLessThan(50_000);
+    expect(Date.now() - t0).toBeLessThan(80_000);
     expect(r.x).toMatchObject({ kind: 'infra', reason: 'timeout' });
     expect(r.runs.x?.kind).toBe('timeout');
+    expect(r.runs.x?.attempts).toBe(2);
     expect(r.p2pRegressions).toBeNull();
     expect(r.gap).toBeNull();
-    // The Y run still ran, in the same container.
+    // The Y run still ran, in a container of its own.
     expect(r.y).toEqual({ kind: 'scored', value: 0, passed: 0, total: 1 });
+    expect(r.runs.y?.attempts).toBe(1);
     expect(await leftContainers()).toEqual([]);
   }, 120_000);
 

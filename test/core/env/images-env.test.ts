@@ -205,7 +205,8 @@ describe.skipIf(skip)('env images (real Docker, offline)', () => {
     const withApt = RecipeSchema.parse({
       runner: 'pytest',
       systemPackages: ['jq'],
-      install: ['ls /sys/class/net > /opt/net-during-install', 'pip install -e .'],
+      // The install step may write the venv (its user's until the finish step), not the rest of /opt.
+      install: ['ls /sys/class/net > /opt/venv/net-during-install', 'pip install -e .'],
       dependencyFiles: ['pyproject.toml'],
     });
     const r = await envImageFor({ clone: repo.dir, repo: 'test/tiny', commit: C1, recipe: withApt, logDir });
@@ -213,7 +214,7 @@ describe.skipIf(skip)('env images (real Docker, offline)', () => {
     expect(r).toMatchObject({ ok: true, built: true });
     const c = await docker.createContainer({
       Image: r.image,
-      Cmd: ['sh', '-c', 'cat /opt/net-during-install; echo "{\\"a\\": 1}" | jq -c .; python -m pytest --version'],
+      Cmd: ['sh', '-c', 'cat /opt/venv/net-during-install; echo "{\\"a\\": 1}" | jq -c .; python -m pytest --version'],
       HostConfig: { NetworkMode: 'none' },
       Labels: ownerLabels(),
     });

@@ -42,6 +42,15 @@ export const djangoRunner: Runner = {
     };
   },
   testFileOf: djangoTestFile,
+  // runtests.py and its default settings decide what runs and how it reports; the service settings live in the image.
+  harness: {
+    whole: ['tests/runtests.py', 'tests/test_sqlite.py', '**/sitecustomize.py', '**/usercustomize.py', '**/*.pth'],
+    sections: [],
+    newFiles: ['**/test_*.py', '**/tests.py'],
+    plugins: false,
+    // Django's report is its run log: the runner's own output.
+    reportPipe: false,
+  },
   // run_state.sh's wrapper runs the suite FORESIGHT_PASSES times between one database setup and teardown.
   splitPasses,
   // `test_x (app.tests.C)` runs alone as the label `app.tests.C.test_x` (runtests.py takes method labels).

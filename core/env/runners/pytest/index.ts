@@ -20,6 +20,17 @@ export const pytestRunner: Runner = {
   exitCodes: { ok: [0, 1], noTestsCollected: [5] },
   // Python modules and the data files a conftest hook collects (extract keeps only those); never another language's test module.
   runs: (testFile) => testFile.endsWith('.py') || !isTestModule(testFile),
+  harness: {
+    // pytest reads its configuration from the first of these it finds upward from the tests.
+    whole: ['**/conftest.py', '**/pytest.ini', '**/.pytest.ini', '**/pytest.toml', '**/.pytest.toml', '**/tox.ini', '**/sitecustomize.py', '**/usercustomize.py', '**/*.pth'],
+    sections: [
+      { glob: '**/setup.cfg', format: 'ini', names: ['tool:pytest'] },
+      { glob: '**/pyproject.toml', format: 'toml', names: ['tool.pytest'] },
+    ],
+    newFiles: ['**/test_*.py', '**/*_test.py', '**/tests.py'],
+    plugins: true,
+    reportPipe: true,
+  },
   parse({ junitXml, output, testFiles }: ParseInput): ParsedRun {
     const fromOutput = collectionErrorsFromOutput(output, testFiles);
     if (junitXml === null) return { tests: {}, collectionErrors: fromOutput };

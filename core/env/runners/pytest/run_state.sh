@@ -20,7 +20,8 @@ src=${FORESIGHT_SRC:-/src}
 testbed=${FORESIGHT_TESTBED:-/tmp/testbed}
 export HOME="${HOME:-/tmp}"
 export GIT_TERMINAL_PROMPT=0
-rm -f "$junit"
+# A pipe the grader holds (/dev/fd/N) is written, never removed.
+case $junit in /dev/fd/*) ;; *) rm -f "$junit" ;; esac
 
 die() { code=$1; shift; echo "run_state: $*" >&2; exit "$code"; }
 
@@ -57,5 +58,15 @@ fi
 
 # --continue-on-collection-errors: a test file that cannot be imported at this state (typical for
 # tests overlaid from a later commit) must not stop the other files from running.
+if [ "${FORESIGHT_GUARD:-}" = 1 ]; then
+  # Guarded grading: the interpreter isolated (-I: no PYTHON* variables, no user site, no cwd on sys.path
+  # but the one put first here, as `-m` would), and only the plug-ins installed before the agent's patch
+  # (FORESIGHT_PLUGINS, module names), loaded by name: an entry point the patch adds is never loaded.
+  export PYTEST_DISABLE_PLUGIN_AUTOLOAD=1
+  # pytest reads every -p before it collects, wherever it stands.
+  for m in ${FORESIGHT_PLUGINS:-}; do set -- "$@" -p "$m"; done
+  exec "${FORESIGHT_PYTHON:-python3}" -I -c 'import os, sys; sys.path.insert(0, os.getcwd()); import pytest; raise SystemExit(pytest.main())' \
+    -p no:cacheprovider -o junit_family=xunit1 --continue-on-collection-errors --junitxml="$junit" -q -rN "$@"
+fi
 exec "${FORESIGHT_PYTHON:-python3}" -m pytest -p no:cacheprovider -o junit_family=xunit1 --continue-on-collection-errors \
   --junitxml="$junit" -q -rN "$@"

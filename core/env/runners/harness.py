@@ -1,0 +1,271 @@
+"""Restore the test harness of a work tree to its gold version before grading (run by the grader).
+
+    python3 -I -c "<this file>" <spec-json>
+
+Run in the work tree (a git checkout of the row's base commit, the agent's patch applied, nothing of
+the patch's code run yet), with the system Python and -I, so nothing the patch added is imported.
+The spec (JSON) is the runner's harness declaration plus the row's facts:
+    gold:      a tree-ish: the base commit with the row's own patch applied (git write-tree)
+    whole:     glob patterns of files restored whole to the gold tree, or removed when it lacks them
+    sections:  [{glob, format: ini|toml, names: [...]}]: only these sections of such a file are restored
+    newFiles:  glob patterns of files that may not be new: one the gold tree lacks is removed
+    testDirs:  directories in which every new file is removed (it could shadow a graded test)
+    protect:   paths restored whole (the graded test files and the bundle's)
+    plugins:   true: the plug-in modules the gold configuration loads (pytest's -p, pytest_plugins)
+               are restored whole too
+Prints one JSON object: {"changes": [{"path", "action": reset|removed|sections}]}; exits 1 with a
+message when git fails (the grader treats that as its own failure, never as the agent's).
+"""
+import ast
+import configparser
+import fnmatch
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+
+try:
+    import tomllib
+except ImportError:  # Python < 3.11: the section splice below needs no TOML parser
+    tomllib = None
+
+spec = json.loads(sys.argv[1])
+gold = spec["gold"]
+
+
+def git(*args, text=True):
+    r = subprocess.run(["git", *args], capture_output=True)
+    if r.returncode != 0:
+        sys.stderr.write("harness: git %s failed: %s\n" % (" ".join(args), r.stderr.decode("utf-8", "replace").strip()))
+        sys.exit(1)
+    return r.stdout.decode("utf-8", "surrogateescape") if text else r.stdout
+
+
+def nul_list(out):
+    return [p for p in out.split("\0") if p]
+
+
+gold_files = set(nul_list(git("ls-tree", "-r", "-z", "--name-only", gold)))
+# What the patch changed: tracked files that differ from the base (deleted included), and every file
+# git does not track (ignored ones too: a .gitignore'd conftest.py is collected all the same).
+changed = set(nul_list(git("diff", "--name-only", "-z", "--no-renames", "HEAD")))
+untracked = set(nul_list(git("ls-files", "-z", "--others")))
+touched = changed | untracked
+# Harness files the row's own patch changes are restored to its version even where the agent left them.
+gold_diff = set(nul_list(git("diff", "--name-only", "-z", "--no-renames", "HEAD", gold)))
+
+
+def glob_re(pattern):
+    """A glob as a regex: ** spans directories, * and ? stay inside one path segment."""
+    out, i = "", 0
+    while i < len(pattern):
+        c = pattern[i]
+        if pattern.startswith("**/", i):
+            out += "(?:.*/)?"
+            i += 3
+            continue
+        if pattern.startswith("**", i):
+            out += ".*"
+            i += 2
+            continue
+        out += "[^/]*" if c == "*" else "[^/]" if c == "?" else re.escape(c)
+        i += 1
+    return re.compile("^" + out + "$")
+
+
+def matcher(patterns):
+    res = [glob_re(p) for p in patterns]
+    return lambda path: any(r.match(path) for r in res)
+
+
+is_whole = matcher(spec.get("whole", []))
+is_new_forbidden = matcher(spec.get("newFiles", []))
+test_dirs = [d.rstrip("/") + "/" for d in spec.get("testDirs", []) if d]
+protect = set(spec.get("protect", []))
+section_rules = [(glob_re(s["glob"]), s) for s in spec.get("sections", [])]
+
+
+def sections_of(path):
+    return next((s for r, s in section_rules if r.match(path)), None)
+
+
+def gold_text(path):
+    if path not in gold_files:
+        return None
+    return git("show", "%s:%s" % (gold, path), text=False).decode("utf-8", "replace")
+
+
+def plugin_modules():
+    """Modules the gold configuration loads as pytest plug-ins: -p in addopts, pytest_plugins in conftests."""
+    mods = set()
+    opts = []
+    for name, sect in (("pytest.ini", "pytest"), (".pytest.ini", "pytest"), ("tox.ini", "pytest"), ("setup.cfg", "tool:pytest")):
+        text = gold_text(name)
+        if text is None:
+            continue
+        cp = configparser.ConfigParser(interpolation=None, strict=False)
+        try:
+            cp.read_string(text)
+            opts.append(cp.get(sect, "addopts", fallback=""))
+        except configparser.Error:
+            pass
+    text = gold_text("pyproject.toml")
+    if text is not None and tomllib is not None:
+        try:
+            ini = tomllib.loads(text).get("tool", {}).get("pytest", {}).get("ini_options", {})
+            a = ini.get("addopts", "")
+            opts.append(" ".join(a) if isinstance(a, list) else str(a))
+        except Exception:
+            pass
+    for o in opts:
+        try:
+            words = shlex.split(o)
+        except ValueError:
+            words = o.split()
+        for i, w in enumerate(words):
+            name = words[i + 1] if w == "-p" and i + 1 < len(words) else w[2:] if w.startswith("-p") and len(w) > 2 else None
+            if name and not name.startswith("no:"):
+                mods.add(name)
+    for path in gold_files:
+        if os.path.basename(path) != "conftest.py":
+            continue
+        try:
+            tree = ast.parse(gold_text(path) or "")
+        except (SyntaxError, ValueError):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "pytest_plugins" for t in node.targets):
+                v = node.value
+                items = [v] if isinstance(v, ast.Constant) else list(getattr(v, "elts", []))
+                for it in items:
+                    if isinstance(it, ast.Constant) and isinstance(it.value, str):
+                        mods.add(it.value)
+    files = set()
+    for m in mods:
+        base = m.replace(".", "/")
+        for root in ("", "src/"):
+            for cand in (root + base + ".py", root + base + "/__init__.py"):
+                files.add(cand)
+    return files
+
+
+plugin_files = plugin_modules() if spec.get("plugins") else set()
+
+
+def splice_ini(patched, gold_src, names):
+    """The patched INI text with the named sections taken from the gold text (dropped when gold lacks them)."""
+
+    def split(text):
+        parts, cur, name = [], [], None
+        for line in text.splitlines(keepends=True):
+            m = re.match(r"^\[([^\]]+)\]\s*$", line)
+            if m:
+                parts.append((name, cur))
+                cur, name = [], m.group(1).strip()
+            cur.append(line)
+        parts.append((name, cur))
+        return parts
+
+    gold_parts = {n: c for n, c in split(gold_src or "") if n in names}
+    out, done = [], set()
+    for n, c in split(patched):
+        if n in names:
+            if n in gold_parts and n not in done:
+                out.extend(gold_parts[n])
+                done.add(n)
+            continue
+        out.extend(c)
+    for n, c in gold_parts.items():
+        if n not in done:
+            if out and not out[-1].endswith("\n"):
+                out.append("\n")
+            out.extend(c)
+    return "".join(out)
+
+
+def splice_toml(patched, gold_src, prefixes):
+    """The patched TOML text with every table under the prefixes taken from the gold text."""
+
+    def owned(header):
+        return any(header == p or header.startswith(p + ".") for p in prefixes)
+
+    def split(text):
+        parts, cur, name = [], [], None
+        for line in text.splitlines(keepends=True):
+            m = re.match(r"^\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(#.*)?$", line)
+            if m:
+                parts.append((name, cur))
+                cur, name = [], re.sub(r"\s*\.\s*", ".", m.group(1)).replace('"', "").replace("'", "")
+            cur.append(line)
+        parts.append((name, cur))
+        return parts
+
+    gold_own = [c for n, c in split(gold_src or "") if n is not None and owned(n)]
+    out = [line for n, c in split(patched) if n is None or not owned(n) for line in c]
+    # A dotted key at the top level ("tool.pytest.ini_options.addopts = ...") is the same table.
+    out = [line for line in out if not re.match(r"^\s*tool\s*\.\s*pytest\b", line) or not any(p.startswith("tool.pytest") for p in prefixes)]
+    for c in gold_own:
+        if out and not out[-1].endswith("\n"):
+            out.append("\n")
+        out.extend(c)
+    return "".join(out)
+
+
+changes = []
+
+
+def record(path, action):
+    # Only what the agent's patch did is tampering; bringing in the row's own version is not.
+    if path in touched:
+        changes.append({"path": path, "action": action})
+
+
+def restore(path):
+    if path in gold_files:
+        # A directory or symlink the patch put in its place goes first: checkout writes a plain file.
+        if os.path.isdir(path) and not os.path.islink(path):
+            subprocess.run(["rm", "-rf", "--", path], check=False)
+        elif os.path.islink(path):
+            os.unlink(path)
+        git("checkout", "-q", gold, "--", ":(literal)" + path)
+        record(path, "reset")
+    elif os.path.lexists(path):
+        if os.path.isdir(path) and not os.path.islink(path):
+            subprocess.run(["rm", "-rf", "--", path], check=False)
+        else:
+            os.unlink(path)
+        record(path, "removed")
+
+
+def in_test_dir(path):
+    return any(path.startswith(d) for d in test_dirs)
+
+
+for path in sorted(touched | gold_diff):
+    if path.startswith(".git/") or path == ".git":
+        continue
+    new = path not in gold_files
+    if path in protect or is_whole(path) or path in plugin_files:
+        restore(path)
+    elif new and path in touched and (is_new_forbidden(path) or in_test_dir(path)):
+        restore(path)
+    elif sections_of(path) is not None:
+        s = sections_of(path)
+        try:
+            with open(path, encoding="utf-8") as f:
+                patched = f.read()
+        except (OSError, UnicodeDecodeError):
+            restore(path)
+            continue
+        splice = splice_ini if s["format"] == "ini" else splice_toml
+        fixed = splice(patched, gold_text(path), s["names"])
+        if fixed != patched:
+            if os.path.islink(path):
+                os.unlink(path)
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(fixed)
+            record(path, "sections")
+
+print(json.dumps({"changes": changes}))
