@@ -13,11 +13,9 @@
  * history, `git fsck --unreachable --no-reflogs` prints nothing, the commit count is the clone's (or 1
  * for depth1) and the work tree is clean. /testbed then belongs to uid 65534 (the eval user).
  *
- * Grading in the image: the runner's run_state.sh (at /foresight/<runner.script>) clones /src into
- * /tmp/testbed and resets it to a commit, which would discard an agent's work in /testbed. Grading
- * therefore runs the test command in /testbed itself after the agent's patch and the grading bundle's
- * test files are laid over it (`"$FORESIGHT_PYTHON" -m pytest ...` from /testbed: the checkout comes
- * first on sys.path, before the env image's editable install that points at /tmp/testbed).
+ * Grading in the image (container/grade.ts) leaves /testbed as built: each run checks the base commit out
+ * in /tmp/testbed with /testbed's objects borrowed, lays the agent's patch and the grading bundle over it,
+ * and runs the runner's run_state.sh in place there (`.` as the checkout: nothing is cloned or reset).
  */
 import { createHash } from 'node:crypto';
 import { readdir, readFile, stat } from 'node:fs/promises';
