@@ -39,18 +39,23 @@ describe.skipIf(!dockerUp)('red team: an agent cannot buy a score by gaming the 
   }, 600_000);
 
   /** `foresight eval` of one attack on ROW (the other row has no prediction: 0 in the means). */
-  async function evalAttack(a: Attack) {
+  async function evalAttack(a: Attack, limits: GradeLimits = LIMITS) {
     const preds = join(scratch, `${a.name}.jsonl`);
     await writeFile(preds, JSON.stringify({ instance_id: ROW, model_name_or_path: a.name, model_patch: await attackPatch(clone, row.base_commit, a) }) + '\n');
-    const { report } = await runEval({ dataset: hf, split: 'test', predictions: { path: preds }, jobs: 1, docker, limits: LIMITS, log: silentLogger, signal: new AbortController().signal });
+    const { report } = await runEval({ dataset: hf, split: 'test', predictions: { path: preds }, jobs: 1, docker, limits, log: silentLogger, signal: new AbortController().signal });
     return report;
   }
 
-  /** The HostConfig of the first grading container seen running (null: none within ~20 s). */
+  /** The hang's grading runs get a pids limit of their own: its containers are told from the other attacks' running beside them. */
+  const INSPECTED: GradeLimits = { ...LIMITS, pidsLimit: (LIMITS.pidsLimit ?? 512) + 1 };
+
+  /** The HostConfig of the first grading container seen running with INSPECTED's limits (null: none within ~40 s). */
   async function inspectGradingContainer(): Promise<Record<string, unknown> | null> {
-    for (let k = 0; k < 100; k++) {
-      const list = await docker.listContainers({ filters: { ancestor: [row.docker_image] } });
-      if (list[0]) return ((await docker.getContainer(list[0].Id).inspect()) as unknown as { HostConfig: Record<string, unknown> }).HostConfig;
+    for (let k = 0; k < 200; k++) {
+      for (const c of await docker.listContainers({ filters: { ancestor: [row.docker_image] } })) {
+        const host = ((await docker.getContainer(c.Id).inspect().catch(() => null)) as { HostConfig: Record<string, unknown> } | null)?.HostConfig;
+        if (host && host['PidsLimit'] === INSPECTED.pidsLimit) return host;
+      }
       await new Promise((r) => setTimeout(r, 200));
     }
     return null;
@@ -83,13 +88,13 @@ describe.skipIf(!dockerUp)('red team: an agent cannot buy a score by gaming the 
   for (const a of ATTACKS) {
     it(`${a.name}: ${a.what} scores X = 0, Y = 0`, async ({ expect }) => {
       // While the hang keeps its container alive: the container is locked down.
-      const [report, host] = await Promise.all([evalAttack(a), a.name === 'hang' ? inspectGradingContainer() : null]);
+      const [report, host] = await Promise.all([evalAttack(a, a.name === 'hang' ? INSPECTED : LIMITS), a.name === 'hang' ? inspectGradingContainer() : null]);
       if (a.name === 'hang') {
         expect(host).toMatchObject({
           ReadonlyRootfs: true,
           Memory: LIMITS.memoryBytes,
           MemorySwap: LIMITS.memoryBytes,
-          PidsLimit: LIMITS.pidsLimit,
+          PidsLimit: INSPECTED.pidsLimit,
           CapDrop: ['ALL'],
           SecurityOpt: ['no-new-privileges'],
           NetworkMode: 'none',

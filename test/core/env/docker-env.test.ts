@@ -158,6 +158,20 @@ describe.skipIf(skip)('chain env (Docker)', () => {
     expect(info.HostConfig.CapDrop).toEqual(['ALL']);
     expect(info.HostConfig.SecurityOpt).toEqual(['no-new-privileges']);
     expect(info.HostConfig.Binds?.some((b) => b.endsWith(':/src:ro'))).toBe(true);
+    // Disk: nothing writable but a tmpfs of the disk limit at /tmp (overlay2 cannot limit a writable layer).
+    expect(info.HostConfig.ReadonlyRootfs).toBe(true);
+    expect(info.HostConfig.Tmpfs?.['/tmp']).toContain(`size=${2 * 1024 ** 3}`);
+    const exec = await docker.getContainer(env.containerId).exec({ Cmd: ['sh', '-c', 'touch /opt/x 2>&1; touch /testbed-x 2>&1; df -k /tmp | tail -1'], AttachStdout: true, AttachStderr: true, Tty: true });
+    // A TTY: one plain stream, no multiplexing frames.
+    const stream = await exec.start({ Tty: true });
+    const out = await new Promise<string>((done) => {
+      let text = '';
+      stream.on('data', (b: Buffer) => (text += b.toString('utf8')));
+      stream.on('end', () => done(text));
+    });
+    expect(out).toMatch(/touch: cannot touch '\/opt\/x': Read-only file system/);
+    expect(out).toMatch(/touch: cannot touch '\/testbed-x': Read-only file system/);
+    expect(out).toMatch(new RegExp(`tmpfs\\s+${2 * 1024 ** 2}\\s`));
     expect(await ownContainerIds(docker)).toContain(env.containerId);
   });
 
