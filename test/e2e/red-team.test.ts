@@ -110,19 +110,20 @@ describe.skipIf(!dockerUp)('red team: an agent cannot buy a score by gaming the 
         expect(i.tampered_files.map((t) => t.path)).toEqual(expect.arrayContaining(flagged));
         expect(report.aggregate.harness_touched).toBe(1);
       }
-      if (a.name === 'hang' || a.name === 'fork-bomb') {
+      if (a.name === 'hang' || a.name === 'fork-bomb' || a.name.startsWith('source-')) {
         // Runs that produce nothing while the gold run in the same image does: a failure, not infra.
         expect(i.x).toMatchObject({ kind: 'scored', value: 0, reason: 'no_evidence_under_patch' });
         expect(i.gold_evidence).toEqual({ x: true, y: true });
         expect(i.runs.x?.attempts).toBe(2);
       }
+      if (a.name.startsWith('source-')) expect(i.runs.x?.output_tail).toContain("[foresight-guard] before tests/test_text.py::");
       if (a.name === 'deleted-tests') expect(i.reset_test_files).toContain('tests/test_text.py');
     }, 300_000);
   }
   });
 
   describe.concurrent('negative controls: the same attacks with the defences off', () => {
-    for (const name of ['root-conftest', 'nested-conftest', 'ini-addopts-plugin', 'pyproject-addopts', 'runtest-noop', 'report-rewrite', 'egg-info-entry-point']) {
+    for (const name of ['root-conftest', 'nested-conftest', 'ini-addopts-plugin', 'pyproject-addopts', 'runtest-noop', 'source-runtest-noop', 'source-report-patch', 'report-rewrite', 'egg-info-entry-point']) {
       it(`${name} buys X = 100 % without them`, async ({ expect }) => {
         const g = await unguarded(byName(name));
         expect(g.x, JSON.stringify(g)).toMatchObject({ kind: 'scored', value: 1 });

@@ -73,6 +73,21 @@ export const ATTACKS: readonly Attack[] = [
     changes: { 'conftest.py': 'def pytest_collection_modifyitems(items):\n    for item in items:\n        item.runtest = lambda: None\n' },
   },
   {
+    name: 'source-runtest-noop',
+    what: "the package itself replaces pytest's Function.runtest with a no-op when it is imported",
+    changes: {},
+    append: { 'minilib/__init__.py': '\nimport sys as _sys\nif "_pytest" in _sys.modules:\n    import _pytest.python\n    _pytest.python.Function.runtest = lambda self: None\n' },
+  },
+  {
+    name: 'source-report-patch',
+    what: "the package itself wraps pytest's report factory so that every report says passed",
+    changes: {},
+    append: {
+      'minilib/__init__.py':
+        '\nimport sys as _sys\nif "_pytest" in _sys.modules:\n    import _pytest.reports as _r\n    _orig = _r.TestReport.from_item_and_call.__func__\n\n    def _forged(cls, item, call):\n        rep = _orig(cls, item, call)\n        rep.outcome = "passed"\n        rep.longrepr = None\n        return rep\n\n    _r.TestReport.from_item_and_call = classmethod(_forged)\n',
+    },
+  },
+  {
     name: 'report-rewrite',
     what: 'the package registers an atexit handler that rewrites the JUnit report with every test passed and exits 0',
     changes: {},

@@ -60,12 +60,17 @@ fi
 # tests overlaid from a later commit) must not stop the other files from running.
 if [ "${FORESIGHT_GUARD:-}" = 1 ]; then
   # Guarded grading: the interpreter isolated (-I: no PYTHON* variables, no user site, no cwd on sys.path
-  # but the one put first here, as `-m` would), and only the plug-ins installed before the agent's patch
+  # but the one put there here, as `-m` would), and only the plug-ins installed before the agent's patch
   # (FORESIGHT_PLUGINS, module names), loaded by name: an entry point the patch adds is never loaded.
+  # foresight_guard (this folder, first on sys.path: nothing in the work tree can stand in for it) is
+  # loaded before them and fails the run when the code under test rewires pytest itself.
   export PYTEST_DISABLE_PLUGIN_AUTOLOAD=1
+  FORESIGHT_GUARD_DIR=$(cd "$(dirname "$0")" && pwd)
+  export FORESIGHT_GUARD_DIR
   # pytest reads every -p before it collects, wherever it stands.
+  set -- "$@" -p foresight_guard
   for m in ${FORESIGHT_PLUGINS:-}; do set -- "$@" -p "$m"; done
-  exec "${FORESIGHT_PYTHON:-python3}" -I -c 'import os, sys; sys.path.insert(0, os.getcwd()); import pytest; raise SystemExit(pytest.main())' \
+  exec "${FORESIGHT_PYTHON:-python3}" -I -c 'import os, sys; sys.path[:0] = [os.environ["FORESIGHT_GUARD_DIR"], os.getcwd()]; import pytest; raise SystemExit(pytest.main())' \
     -p no:cacheprovider -o junit_family=xunit1 --continue-on-collection-errors --junitxml="$junit" -q -rN "$@"
 fi
 exec "${FORESIGHT_PYTHON:-python3}" -m pytest -p no:cacheprovider -o junit_family=xunit1 --continue-on-collection-errors \
