@@ -1,5 +1,5 @@
 /**
- * Execution-confirmed attribution (issue 12): bisect PR2's fail->pass tests along the first-parent
+ * Execution-confirmed attribution: bisect PR2's fail->pass tests along the first-parent
  * history to the commit where they stop passing, and turn it into PR1. The one public surface:
  *  - bisect.ts     bisectInducer: probes as execs in validate's containers, the result and its cost
  *  - search.ts     the search over first-parent indices (good end from blame's candidates or a window, skips)

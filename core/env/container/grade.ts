@@ -21,224 +21,24 @@
  * is run once more in a new container; still none makes that score `infra` here, and the caller
  * (`foresight eval`) decides with a gold run whether the patch caused it (noEvidenceUnderPatch).
  */
-import { readFileSync } from 'node:fs';
 import type Docker from 'dockerode';
-import { z } from 'zod';
-import type { Config } from '../../config.ts';
 import { ForesightError } from '../../errors.ts';
-import { EVAL_REPO_PATH, EVAL_RUNNER_PATH, EVAL_UID } from '../image/eval-image.ts';
+import { EVAL_RUNNER_PATH, EVAL_UID } from '../image/eval-image.ts';
 import { dockerError } from '../image/docker-image.ts';
-import { runProblem, type RunProblem } from '../runners/evidence.ts';
-import type { Runner, TestStatus } from '../runners/types.ts';
+import { runProblem } from '../runners/evidence.ts';
 import { DEFAULT_LIMITS } from './chain-env.ts';
-import { containerLimits, lockedDown } from './limits.ts';
+import { lockedDown } from './limits.ts';
 import { forceRemove, ownerLabels, removeOnAbort } from './cleanup.ts';
 import { runExec, type ExecOutcome } from './exec.ts';
-import { execRunner, type StateRun } from './run-report.ts';
-import { isSafeRelativePath, makeTar, type TarFile } from './tar.ts';
-import type { ServiceImageOptions } from '../services/image.ts';
+import { execRunner } from './run-report.ts';
+import { makeTar, type TarFile } from './tar.ts';
 import { backendEnv, startService, type ServiceSession } from '../services/sidecar.ts';
+import { GradingBundleSchema, type BundleFile, type GradedRun, type GradeOptions, type GradedStatus, type GradeResult, type GradingBundle, type Score, type TamperedFile } from './grade-model.ts';
 
-const RepoPath = z.string().refine(isSafeRelativePath, { message: 'must be a repo-relative path inside the repository' });
+export * from './grade-model.ts';
+import { APPLY_SCRIPT, GIT_STEP_MS, HARNESS_PY, patchText, PREPARE_SCRIPT, RESET_SCRIPT, SCRATCH, testDirsOf, USER, WORKTREE } from './grade-steps.ts';
 
-export const BundleFileSchema = z.object({
-  path: RepoPath,
-  encoding: z.enum(['utf8', 'base64']),
-  content: z.string(),
-});
-export const BundlePartSchema = z.object({ files: z.array(BundleFileSchema), run: z.array(RepoPath) });
-/** The row's `grading_bundle` (a JSON string in the dataset): the test files each score needs. */
-export const GradingBundleSchema = z.object({ version: z.literal(1), x: BundlePartSchema, y: BundlePartSchema });
-export type GradingBundle = z.infer<typeof GradingBundleSchema>;
-export type BundleFile = z.infer<typeof BundleFileSchema>;
-
-export interface GradeLimits {
-  memoryBytes?: number;
-  pidsLimit?: number;
-  nanoCpus?: number;
-  /** Size of the tmpfs at /tmp, the grading container's only writable place. */
-  diskBytes?: number;
-  /** Per test run: SIGTERM after this, SIGKILL 5 s later (default 600). */
-  timeoutSec?: number;
-}
-
-/** The grading limits from the configuration's validate section: grading runs tests as validate does. */
-export function gradeLimits(cfg: Config['validate']): GradeLimits {
-  const { runTimeoutSec, ...rest } = containerLimits(cfg);
-  return { ...rest, timeoutSec: runTimeoutSec };
-}
-
-export interface GradeOptions {
-  docker: Docker;
-  /** The row's tier-3 eval image (`docker_image`). */
-  image: string;
-  runner: Runner;
-  /** The agent's patch (a unified git diff); empty: nothing to apply. */
-  patch: string;
-  /** The row's own patch (PR1's source diff): the harness is restored to the base with it applied. Empty: the base's. */
-  goldPatch?: string;
-  bundle: GradingBundle;
-  /** FAIL_TO_PASS, PASS_TO_PASS, ANTICIPATION_FAIL_TO_PASS test ids (the runner's ids). */
-  f2p: readonly string[];
-  p2p: readonly string[];
-  anti: readonly string[];
-  limits?: GradeLimits;
-  /** Extra environment of the test runs (a recipe's `env`). */
-  env?: Readonly<Record<string, string>>;
-  /** The run's signal: an abort removes the container at once and throws its reason. */
-  signal?: AbortSignal;
-  /**
-   * The row's database backend (`db_backend`): a service backend is started in a sidecar on an internal
-   * network next to the grading container, as validation ran it; sqlite or absent: none, no network.
-   */
-  backend?: string;
-  /** Where the service image's build lock and log go, and its base image's alias (a service backend only). */
-  service?: Pick<ServiceImageOptions, 'baseAlias' | 'lockDir' | 'log' | 'logDir'>;
-  /**
-   * The defences against a patch that games its score (harness restore, isolated runner, piped report,
-   * read-only root and disk limit, a second run when the first is no evidence). Default on; off only
-   * shows what they stop (the red-team tests' negative controls).
-   */
-  guard?: boolean;
-}
-
-/** A test's status in a graded run; `missing`: the run did not report it (not passing). */
-export type GradedStatus = TestStatus | 'missing';
-
-export type Score =
-  | {
-      kind: 'scored';
-      value: number;
-      passed: number;
-      total: number;
-      /** Set when the score is 0 because the patch's runs were no evidence while the gold run's were. */
-      reason?: 'no_evidence_under_patch';
-      detail?: string;
-    }
-  /** The run was no evidence, and not because of the patch (or not yet known): never 0 %. */
-  | { kind: 'infra'; reason: RunProblem['reason']; detail: string }
-  /** No test to score (an empty set): nothing was run. */
-  | { kind: 'empty' };
-
-export interface GradedRun {
-  kind: StateRun['kind'];
-  exitCode: number | null;
-  durationMs: number;
-  /** Every test the runner reported, with its status. */
-  tests: Record<string, TestStatus>;
-  collectionErrors: string[];
-  /** Why the run is not evidence, or null. */
-  problem: RunProblem | null;
-  outputTail: string;
-  /** Runs it took (2: the first was no evidence and was run again in a new container). */
-  attempts: number;
-}
-
-/** A file of the test harness the patch changed, put back before the tests ran. */
-export interface TamperedFile {
-  path: string;
-  /** `reset` to the gold version, `removed` (new, or absent from the gold tree), `sections` (its test-configuration sections reset). */
-  action: 'reset' | 'removed' | 'sections';
-}
-
-interface Common {
-  /** `git apply` output (or why nothing was applied), then what was restored before the bundle. */
-  applyLog: string;
-  x: Score;
-  y: Score;
-  /** X − Y; null when either is not scored. */
-  gap: number | null;
-  durationMs: number;
-}
-
-export type GradeResult =
-  | (Common & {
-      /** The patch does not apply (or leaves a tree the harness cannot be restored in): X = Y = 0 (scored), gap 0. */
-      kind: 'patch_failed';
-      /** git's message. */
-      detail: string;
-    })
-  | (Common & {
-      kind: 'graded';
-      /** Bundle or graded test files the patch touched, reset to the base (or removed) before the bundle. */
-      reset: string[];
-      /** Every harness file the patch changed, and what was done with it (the union over the runs). */
-      tampered: TamperedFile[];
-      /** Status of each FAIL_TO_PASS / PASS_TO_PASS test in the X run, of each ANTICIPATION test in the Y run. */
-      f2p: Record<string, GradedStatus>;
-      p2p: Record<string, GradedStatus>;
-      anti: Record<string, GradedStatus>;
-      /** PASS_TO_PASS tests not passing in the X run; null when the X run is no evidence. */
-      p2pRegressions: string[] | null;
-      runs: { x: GradedRun | null; y: GradedRun | null };
-    });
-
-/** The grading container's scratch folder (tmpfs): the patch, the gold patch, the gold index. */
-const SCRATCH = '/tmp/foresight-grade';
-/** The work tree the tests run in (what the env image's editable install points at). */
-const WORKTREE = '/tmp/testbed';
-/** Deadline of the git steps (checkout, apply, restore): they touch the work tree once. */
-const GIT_STEP_MS = 300_000;
-const USER = `${EVAL_UID}:${EVAL_UID}`;
-const HARNESS_PY = readFileSync(new URL('../runners/harness.py', import.meta.url), 'utf8');
-/** Test directory names: a new file below the topmost one holding a graded test file is removed. */
-const TEST_DIR_NAMES = new Set(['tests', 'test', 'testing']);
-
-/**
- * The base commit checked out in /tmp/testbed with /testbed's objects borrowed (the read-only image
- * stays as built), then the plug-ins the environment's Python installs for pytest, listed before any
- * of the patch's code exists: printed as `plugins: <module> ...`.
- */
-const PREPARE_SCRIPT = String.raw`set -eu
-export GIT_CONFIG_GLOBAL=/tmp/.gitconfig
-git config --global safe.directory '*'
-base=$(git -C ${EVAL_REPO_PATH} rev-parse HEAD)
-rm -rf ${WORKTREE} ${SCRATCH}
-mkdir -p ${SCRATCH}
-git init -q ${WORKTREE}
-cd ${WORKTREE}
-echo ${EVAL_REPO_PATH}/.git/objects > .git/objects/info/alternates
-git -c advice.detachedHead=false checkout -q --detach "$base"
-if [ "$1" = plugins ]; then
-  printf 'plugins: '
-  py=$(printenv FORESIGHT_PYTHON || echo python3)
-  "$py" -I -c '
-try:
-    from importlib.metadata import entry_points
-    eps = entry_points()
-    eps = eps.select(group="pytest11") if hasattr(eps, "select") else eps.get("pytest11", [])
-    values = [e.value for e in eps]
-except Exception:
-    import pkg_resources
-    values = [e.module_name for e in pkg_resources.iter_entry_points("pytest11")]
-print(" ".join(sorted(set(v.split(":")[0].strip() for v in values))))
-'
-fi`;
-
-/** The patch applied in the work tree; then the gold tree (base + the row's own patch) written from a scratch index. */
-const APPLY_SCRIPT = String.raw`cd ${WORKTREE} || exit 1
-export GIT_CONFIG_GLOBAL=/tmp/.gitconfig
-if [ -s ${SCRATCH}/patch.diff ]; then git apply --verbose ${SCRATCH}/patch.diff || exit 3; fi
-export GIT_INDEX_FILE=${SCRATCH}/gold.index
-tree=
-if [ -s ${SCRATCH}/gold.diff ] && git read-tree HEAD && git apply --cached ${SCRATCH}/gold.diff 2>/dev/null; then tree=$(git write-tree); fi
-[ -n "$tree" ] || tree=HEAD
-echo "gold-tree: $tree"`;
-
-/** Unguarded only: resets the given files to HEAD (the base commit) when the patch touched them; removes those HEAD lacks. */
-const RESET_SCRIPT = String.raw`cd ${WORKTREE} || exit 1
-export GIT_CONFIG_GLOBAL=/tmp/.gitconfig
-for f do
-  if git cat-file -e "HEAD:$f" 2>/dev/null; then
-    if [ -n "$(git status --porcelain --untracked-files=all -- ":(literal)$f")" ]; then
-      git checkout -q HEAD -- ":(literal)$f" || { echo "cannot reset $f" >&2; exit 1; }
-      echo "reset $f"
-    fi
-  elif [ -e "$f" ] || [ -L "$f" ]; then
-    rm -rf -- "$f" || { echo "cannot remove $f" >&2; exit 1; }
-    echo "removed $f"
-  fi
-done`;
+export { testDirsOf } from './grade-steps.ts';
 
 function fileContent(f: BundleFile): Buffer {
   return f.encoding === 'base64' ? Buffer.from(f.content, 'base64') : Buffer.from(f.content, 'utf8');
@@ -257,21 +57,6 @@ function score(ids: readonly string[], run: GradedRun | null): Score {
 
 function gapOf(x: Score, y: Score): number | null {
   return x.kind === 'scored' && y.kind === 'scored' ? x.value - y.value : null;
-}
-
-/**
- * The directories in which a new file is removed: for each graded test file, the topmost ancestor
- * named tests/test/testing, else its own directory (none for a file at the root).
- */
-export function testDirsOf(files: readonly string[]): string[] {
-  const dirs = new Set<string>();
-  for (const f of files) {
-    const parts = f.split('/').slice(0, -1);
-    if (parts.length === 0) continue;
-    const at = parts.findIndex((p) => TEST_DIR_NAMES.has(p));
-    dirs.add((at >= 0 ? parts.slice(0, at + 1) : parts).join('/'));
-  }
-  return [...dirs].sort();
 }
 
 /**
@@ -441,8 +226,8 @@ async function attemptPart(opts: GradeOptions, service: ServiceSession, plan: Pa
     }
 
     // 1. The agent's patch, then the gold tree.
-    const patch = opts.patch.trim() === '' ? '' : opts.patch.endsWith('\n') ? opts.patch : `${opts.patch}\n`;
-    const gold = opts.goldPatch?.trim() ? (opts.goldPatch.endsWith('\n') ? opts.goldPatch : `${opts.goldPatch}\n`) : '';
+    const patch = patchText(opts.patch);
+    const gold = patchText(opts.goldPatch);
     await lay('cannot copy the patches into the grading container', [
       { path: 'patch.diff', content: Buffer.from(patch, 'utf8') },
       { path: 'gold.diff', content: Buffer.from(gold, 'utf8') },

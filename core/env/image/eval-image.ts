@@ -1,5 +1,5 @@
 /**
- * The eval tier `foresight-eval:<key>` (issue #8, tier 3): one thin layer on an env image with the
+ * The eval tier `foresight-eval:<key>` (tier 3): one thin layer on an env image with the
  * repository at /testbed, checked out at a chain's base commit, whose git store holds nothing an agent
  * could read the future from: no object unreachable from the base commit, no ref, tag, remote, reflog,
  * FETCH_HEAD/ORIG_HEAD or stray pack (the history up to the base, or a depth-1 store). The runner's

@@ -154,23 +154,37 @@ def plugin_modules():
 plugin_files = plugin_modules() if spec.get("plugins") else set()
 
 
+INI_HEADER = re.compile(r"^\[([^\]]+)\]\s*$")
+TOML_HEADER = re.compile(r"^\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(#.*)?$")
+
+
+def split_sections(text, header, name_of):
+    """[(section name or None before the first header, its lines)], the header line first in each."""
+    parts, cur, name = [], [], None
+    for line in text.splitlines(keepends=True):
+        m = header.match(line)
+        if m:
+            parts.append((name, cur))
+            cur, name = [], name_of(m.group(1))
+        cur.append(line)
+    parts.append((name, cur))
+    return parts
+
+
+def split_ini(text):
+    return split_sections(text, INI_HEADER, str.strip)
+
+
+def split_toml(text):
+    return split_sections(text, TOML_HEADER, lambda h: re.sub(r"\s*\.\s*", ".", h).replace('"', "").replace("'", ""))
+
+
 def splice_ini(patched, gold_src, names):
     """The patched INI text with the named sections taken from the gold text (dropped when gold lacks them)."""
 
-    def split(text):
-        parts, cur, name = [], [], None
-        for line in text.splitlines(keepends=True):
-            m = re.match(r"^\[([^\]]+)\]\s*$", line)
-            if m:
-                parts.append((name, cur))
-                cur, name = [], m.group(1).strip()
-            cur.append(line)
-        parts.append((name, cur))
-        return parts
-
-    gold_parts = {n: c for n, c in split(gold_src or "") if n in names}
+    gold_parts = {n: c for n, c in split_ini(gold_src or "") if n in names}
     out, done = [], set()
-    for n, c in split(patched):
+    for n, c in split_ini(patched):
         if n in names:
             if n in gold_parts and n not in done:
                 out.extend(gold_parts[n])
@@ -191,19 +205,8 @@ def splice_toml(patched, gold_src, prefixes):
     def owned(header):
         return any(header == p or header.startswith(p + ".") for p in prefixes)
 
-    def split(text):
-        parts, cur, name = [], [], None
-        for line in text.splitlines(keepends=True):
-            m = re.match(r"^\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(#.*)?$", line)
-            if m:
-                parts.append((name, cur))
-                cur, name = [], re.sub(r"\s*\.\s*", ".", m.group(1)).replace('"', "").replace("'", "")
-            cur.append(line)
-        parts.append((name, cur))
-        return parts
-
-    gold_own = [c for n, c in split(gold_src or "") if n is not None and owned(n)]
-    out = [line for n, c in split(patched) if n is None or not owned(n) for line in c]
+    gold_own = [c for n, c in split_toml(gold_src or "") if n is not None and owned(n)]
+    out = [line for n, c in split_toml(patched) if n is None or not owned(n) for line in c]
     # A dotted key at the top level ("tool.pytest.ini_options.addopts = ...") is the same table.
     out = [line for line in out if not re.match(r"^\s*tool\s*\.\s*pytest\b", line) or not any(p.startswith("tool.pytest") for p in prefixes)]
     for c in gold_own:
