@@ -11,8 +11,8 @@ import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import { loadConfig } from '../core/config.ts';
-import { ForesightError } from '../core/errors.ts';
+import { loadConfig } from '../core/foundation/config.ts';
+import { ForesightError } from '../core/foundation/errors.ts';
 import {
   connectDocker,
   ensureEvalImage,

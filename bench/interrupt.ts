@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { connectDocker, RUN_LABEL } from '../core/env/index.ts';
-import { PROJECT_ROOT } from '../core/version.ts';
+import { PROJECT_ROOT } from '../core/foundation/version.ts';
 import { makeDemoRepo } from '../pipeline/demo/make-demo-repo.ts';
 
 const { values } = parseArgs({

@@ -12,11 +12,8 @@
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import PQueue from 'p-queue';
-import { git, revParse } from '../core/git.ts';
-import { attributeFix, HORIZON } from '../stages/szz/attribute.ts';
-import { readOracle, scoreRows, type OracleEntry } from '../stages/szz/evaluate.ts';
-import { MetaChanges } from '../stages/szz/meta.ts';
-import { CONFIDENT } from '../stages/szz/rank.ts';
+import { git, revParse } from '../core/foundation/git.ts';
+import { attributeFix, HORIZON, readOracle, scoreRows, type OracleEntry, MetaChanges, CONFIDENT } from '../stages/szz/index.ts';
 
 const { values } = parseArgs({ options: { clone: { type: 'string' }, oracle: { type: 'string', multiple: true }, concurrency: { type: 'string' }, rounds: { type: 'string' } } });
 if (!values.clone || !values.oracle?.length) throw new Error('usage: bench/szz-horizon.ts --clone <clone> --oracle <jsonl> [--oracle <jsonl>] [--concurrency 2] [--rounds 1|2]');

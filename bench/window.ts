@@ -1,7 +1,7 @@
 /** What the validate benchmarks share: a repository window mined up to extract, once, offline. */
 import { join, resolve } from 'node:path';
-import { loadConfig } from '../core/config.ts';
-import { createLogger, type Logger } from '../core/log.ts';
+import { loadConfig } from '../core/foundation/config.ts';
+import { createLogger, type Logger } from '../core/foundation/log.ts';
 import { makeDemoRepo } from '../pipeline/demo/make-demo-repo.ts';
 import { runPipeline } from '../pipeline/pipeline.ts';
 

@@ -1,4 +1,4 @@
-import { ForesightError } from '../core/errors.ts';
+import { ForesightError } from '../core/foundation/errors.ts';
 
 /**
  * A model answered, but not usably (refused, empty, or off-schema after the retry). Unlike an endpoint

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { ForesightError } from '../core/errors.ts';
+import { ForesightError } from '../core/foundation/errors.ts';
 import { DATA_RULES } from './untrusted.ts';
 import type { Prompt } from './types.ts';
 

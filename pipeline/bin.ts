@@ -1,11 +1,11 @@
 #!/usr/bin/env -S npx tsx
 import { Command, Option } from 'commander';
-import { errorMessage, ForesightError } from '../core/errors.ts';
-import { stopProgressBars } from '../core/progress.ts';
-import { processEnv, type Flags } from '../core/config.ts';
-import { redact } from '../core/secrets.ts';
-import { STAGES, type StageName } from '../core/stage.ts';
-import { FORESIGHT_VERSION } from '../core/version.ts';
+import { errorMessage, ForesightError } from '../core/foundation/errors.ts';
+import { stopProgressBars } from '../core/foundation/progress.ts';
+import { processEnv, type Flags } from '../core/foundation/config.ts';
+import { redact } from '../core/foundation/secrets.ts';
+import { STAGES, type StageName } from '../core/foundation/stage.ts';
+import { FORESIGHT_VERSION } from '../core/foundation/version.ts';
 import { SPLITS } from './eval/index.ts';
 import { runDemo } from './commands/demo.ts';
 import { evaluate, type EvalOpts } from './commands/eval.ts';

@@ -2,9 +2,9 @@ import { existsSync } from 'node:fs';
 import { mkdir, rename, rm } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { simpleGit } from 'simple-git';
-import { repoDataDir } from '../core/artifacts.ts';
-import { ForesightError } from '../core/errors.ts';
-import type { Logger } from '../core/log.ts';
+import { repoDataDir } from '../core/foundation/artifacts.ts';
+import { ForesightError } from '../core/foundation/errors.ts';
+import type { Logger } from '../core/foundation/log.ts';
 
 /** Where `owner/name` is cloned from: config clone.gitUrl (default https://github.com) + /owner/name.git. */
 export function cloneUrl(repo: string, gitUrl = 'https://github.com'): string {

@@ -1,12 +1,12 @@
 import { join } from 'node:path';
-import { repoDataDir } from '../core/artifacts.ts';
-import type { Config, Secrets } from '../core/config.ts';
-import { ForesightError } from '../core/errors.ts';
-import { assertFullClone } from '../core/git.ts';
-import type { Logger } from '../core/log.ts';
+import { repoDataDir } from '../core/foundation/artifacts.ts';
+import type { Config, Secrets } from '../core/foundation/config.ts';
+import { ForesightError } from '../core/foundation/errors.ts';
+import { assertFullClone } from '../core/foundation/git.ts';
+import type { Logger } from '../core/foundation/log.ts';
 import { STAGE_DEFS } from './registry.ts';
 import { runStage, type StageResult } from './run-stage.ts';
-import { STAGES, type RepoContext, type StageName } from '../core/stage.ts';
+import { STAGES, type RepoContext, type StageName } from '../core/foundation/stage.ts';
 
 export interface RunPipelineOptions {
   dataRoot: string;

@@ -5,10 +5,10 @@
  * and what `docker_image` says, and its fingerprint includes the registry, so a later `foresight run`
  * with the same registry finds it up to date. Eval images are cached, so the rerun costs the pushes.
  */
-import type { Config, Secrets } from '../core/config.ts';
-import { ForesightError } from '../core/errors.ts';
-import type { Logger } from '../core/log.ts';
-import type { RepoContext } from '../core/stage.ts';
+import type { Config, Secrets } from '../core/foundation/config.ts';
+import { ForesightError } from '../core/foundation/errors.ts';
+import type { Logger } from '../core/foundation/log.ts';
+import type { RepoContext } from '../core/foundation/stage.ts';
 import { runPipeline } from './pipeline.ts';
 import type { StageResult } from './run-stage.ts';
 

@@ -12,15 +12,15 @@ import {
   toJsonl,
   writeAtomic,
   writeManifest,
-} from '../core/artifacts.ts';
-import { codeClosure } from '../core/code-closure.ts';
-import { NO_SECRETS, type Config, type Secrets } from '../core/config.ts';
-import { redact } from '../core/secrets.ts';
-import { ForesightError } from '../core/errors.ts';
-import { fingerprint, type Fingerprint } from '../core/fingerprint.ts';
-import type { Logger } from '../core/log.ts';
-import { STAGES, type AnyStage, type RepoContext, type StageContext } from '../core/stage.ts';
-import { FORESIGHT_VERSION, PROJECT_ROOT } from '../core/version.ts';
+} from '../core/foundation/artifacts.ts';
+import { codeClosure } from '../core/foundation/code-closure.ts';
+import { NO_SECRETS, type Config, type Secrets } from '../core/foundation/config.ts';
+import { redact } from '../core/foundation/secrets.ts';
+import { ForesightError } from '../core/foundation/errors.ts';
+import { fingerprint, type Fingerprint } from '../core/foundation/fingerprint.ts';
+import type { Logger } from '../core/foundation/log.ts';
+import { STAGES, type AnyStage, type RepoContext, type StageContext } from '../core/foundation/stage.ts';
+import { FORESIGHT_VERSION, PROJECT_ROOT } from '../core/foundation/version.ts';
 
 export interface RunStageOptions {
   dataRoot: string;

@@ -6,7 +6,7 @@
  * left then are swept by the next run (core/env/container/cleanup.ts).
  */
 import { setMaxListeners } from 'node:events';
-import { ForesightError } from '../core/errors.ts';
+import { ForesightError } from '../core/foundation/errors.ts';
 
 const EXIT_CODES = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129 } as const;
 type Handled = keyof typeof EXIT_CODES;

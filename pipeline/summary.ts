@@ -1,8 +1,8 @@
 import { join } from 'node:path';
 import { z } from 'zod';
 import { existsSync } from 'node:fs';
-import { readJsonl, stageDir } from '../core/artifacts.ts';
-import { JudgedChainSchema, type JudgedChain } from '../core/model/judged.ts';
+import { readJsonl, stageDir } from '../core/foundation/artifacts.ts';
+import { JudgedChainSchema, type JudgedChain } from '../core/foundation/model/judged.ts';
 
 const Row = z.object({
   instance_id: z.string(),

@@ -9,7 +9,7 @@
  */
 import { writeFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import { git, gitRecords } from '../core/git.ts';
+import { git, gitRecords } from '../core/foundation/git.ts';
 
 const NAMED = /\b(?:Regression|Bug) (?:in|from|introduced in) ([0-9a-f]{7,40})\b/g;
 

@@ -3,7 +3,7 @@
  *  1. tsc compiles core/, judges/, stages/ and pipeline/ (tsconfig.build.json; `.ts` specifiers become `.js`);
  *  2. the files modules read at run time through `new URL('…', import.meta.url)` (runner scripts,
  *     checkout.sh, recipes, prompt templates, the base-image script) are copied beside the compiled
- *     modules, found the way stage fingerprints find them (core/code-closure.ts): a new runtime file
+ *     modules, found the way stage fingerprints find them (core/foundation/code-closure.ts): a new runtime file
  *     ships without a list to keep;
  *  3. dist/pipeline/bin.js gets a `node` shebang (the source keeps its tsx one, for runs from the repository).
  * The compiled closure is then checked to read every copied file, so a package never ships half its files.
@@ -12,9 +12,9 @@ import { spawnSync } from 'node:child_process';
 import { chmod, copyFile, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { codeClosure } from '../core/code-closure.ts';
-import { ForesightError, errorMessage } from '../core/errors.ts';
-import { PROJECT_ROOT } from '../core/version.ts';
+import { codeClosure } from '../core/foundation/code-closure.ts';
+import { ForesightError, errorMessage } from '../core/foundation/errors.ts';
+import { PROJECT_ROOT } from '../core/foundation/version.ts';
 
 const DIST = 'dist';
 const ENTRY = 'pipeline/bin.ts';

@@ -15,11 +15,8 @@ import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import PQueue from 'p-queue';
-import { git, revParse } from '../core/git.ts';
-import { attributeFix } from '../stages/szz/attribute.ts';
-import { readOracle } from '../stages/szz/evaluate.ts';
-import { MetaChanges } from '../stages/szz/meta.ts';
-import { FEATURES, type CandidateFeatures, type RankerWeights } from '../stages/szz/rank.ts';
+import { git, revParse } from '../core/foundation/git.ts';
+import { attributeFix, readOracle, MetaChanges, FEATURES, type CandidateFeatures, type RankerWeights } from '../stages/szz/index.ts';
 
 interface Fix {
   fix: string;

@@ -1,18 +1,33 @@
 /**
  * The layering of the tree, checked on every import (type-only ones included: a type import is still
  * a dependency a reader has to follow):
- *   core/      the shared library: imports nothing above it (stages/, judges/, pipeline/, scripts/, bench/)
+ *   core/      the shared library: imports nothing above it (stages/, judges/, pipeline/, scripts/, bench/),
+ *              and is built in floors (CORE_FLOORS): a folder imports only its own floor's files and the floors below
  *   stages/X/  public only through stages/X/index.ts: no stage reaches into another's internals
  *   judges/    plug-ins: no stages/, no pipeline/
- *   pipeline/  composes the stages through their index.ts only
+ *   pipeline/  composes the stages through their index.ts only; so do scripts/ and bench/
  *   no source file imports test/
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { PROJECT_ROOT } from '../core/version.ts';
+import { PROJECT_ROOT } from '../core/foundation/version.ts';
 
-const SOURCE_DIRS = ['core', 'stages', 'judges', 'pipeline', 'scripts'];
+const SOURCE_DIRS = ['core', 'stages', 'judges', 'pipeline', 'scripts', 'bench'];
+
+/**
+ * core/'s floors, bottom first. The foundation (errors, files, fingerprint, log, model, config and its
+ * values) imports no feature; each feature imports the foundation and the features listed before it.
+ */
+export const CORE_FLOORS = ['foundation', 'history', 'http', 'sources', 'extract', 'env', 'queue', 'attribution'] as const;
+
+/** The floor of a core/ file (its folder under core/), or null for a file outside core/ or a folder not listed. */
+function floorOf(p: string): number | null {
+  const parts = p.split('/');
+  if (parts[0] !== 'core' || parts.length < 3) return null;
+  const i = (CORE_FLOORS as readonly string[]).indexOf(parts[1]!);
+  return i < 0 ? null : i;
+}
 
 /** Static imports and re-exports (`import ... from`, `export ... from`, `import '...'`) and `import('...')`. */
 const PATTERNS = [
@@ -44,13 +59,21 @@ function ruleBroken(file: string, target: string): string | null {
   const to = top(target);
   if (SOURCE_DIRS.includes(from) && to === 'test') return 'source code imports test/';
   if (from === 'core' && ['stages', 'judges', 'pipeline', 'scripts', 'bench'].includes(to)) return `core/ imports ${to}/`;
+  if (from === 'core' && to === 'core') {
+    const [a, b] = [file.split('/')[1]!, target.split('/')[1]!];
+    if (floorOf(file) === null && file.split('/').length > 2) return `core/${a}/ is on no floor (add it to CORE_FLOORS)`;
+    if (file.split('/').length === 2) return 'core/ holds no loose files: each belongs to a floor (core/foundation/ for the shared basics)';
+    const fa = floorOf(file)!;
+    const fb = floorOf(target);
+    if (a !== b && (fb === null || fb > fa)) return `core/${a}/ imports core/${b}/, a floor above it (CORE_FLOORS: ${CORE_FLOORS.join(' < ')})`;
+  }
   if (from === 'stages' && to === 'stages' && stageOf(file) !== stageOf(target) && !isStageIndex(target)) {
     return `stages/${stageOf(file)} reaches into stages/${stageOf(target)} (only its index.ts is public)`;
   }
   if (from === 'judges' && (to === 'stages' || to === 'pipeline')) return `judges/ imports ${to}/`;
   // The test environments have one surface: nothing outside core/env reaches into its parts.
   if (target.startsWith('core/env/') && target !== 'core/env/index.ts' && !file.startsWith('core/env/')) return 'core/env is used only through core/env/index.ts';
-  if (from === 'pipeline' && to === 'stages' && !isStageIndex(target)) return `pipeline/ reaches into stages/${stageOf(target)} (only its index.ts is public)`;
+  if (['pipeline', 'scripts', 'bench'].includes(from) && to === 'stages' && !isStageIndex(target)) return `${from}/ reaches into stages/${stageOf(target)} (only its index.ts is public)`;
   return null;
 }
 
@@ -91,8 +114,9 @@ describe('architecture', () => {
     expect(violations(files).map((v) => `${v.file}: '${v.specifier}' — ${v.rule}`)).toEqual([]);
   });
 
-  it('configuration has one owner: nothing but core/config.ts reads process.env', () => {
-    const readers = [...sourceFiles()].filter(([file, text]) => file !== 'core/config.ts' && /\bprocess\.env\b/.test(text.replace(/\/\/.*$|\/\*[\s\S]*?\*\//gm, ''))).map(([f]) => f);
+  it('configuration has one owner: nothing but core/foundation/config.ts reads process.env', () => {
+    // bench/ is a harness: it hands the environment to the processes it measures.
+    const readers = [...sourceFiles()].filter(([file, text]) => file !== 'core/foundation/config.ts' && !file.startsWith('bench/') && /\bprocess\.env\b/.test(text.replace(/\/\/.*$|\/\*[\s\S]*?\*\//gm, ''))).map(([f]) => f);
     expect(readers).toEqual([]);
   });
 
@@ -122,22 +146,35 @@ describe('architecture', () => {
 
   it('each rule catches its violation, naming file and specifier', () => {
     const files = new Map<string, string>([
-      ['core/git.ts', "import { x } from '../stages/szz/index.ts';\nimport type { Y } from '../bench/y.ts';"],
-      ['core/model/chain.ts', "import { helper } from '../../test/helpers/git-repo.ts';"],
+      ['core/foundation/git.ts', "import { x } from '../../stages/szz/index.ts';\nimport type { Y } from '../../bench/y.ts';"],
+      ['core/foundation/model/chain.ts', "import { helper } from '../../../test/helpers/git-repo.ts';\nimport { decide } from '../../attribution/decide.ts';"],
+      ['core/foundation/config.ts', "import { BISECT_DEFAULTS } from '../attribution/defaults.ts';\nimport { ForesightError } from './errors.ts';"],
+      ['core/history/mainline.ts', "import { runGit } from '../foundation/git.ts';\nimport type { Source } from '../sources/types.ts';"],
+      ['core/env/era.ts', "import { extractChain } from '../extract/chain.ts';\nimport { openQueue } from '../queue/index.ts';"],
+      ['core/widgets/a.ts', "import { ForesightError } from '../foundation/errors.ts';"],
+      ['core/loose.ts', "import { ForesightError } from './foundation/errors.ts';"],
+      ['bench/szz.ts', "import { attributeFix } from '../stages/szz/attribute.ts';\nimport { szzStage } from '../stages/szz/index.ts';"],
       ['stages/szz/index.ts', "import { sources } from '../discover/sources.ts';\nimport { discoverStage } from '../discover/index.ts';\nimport { pick } from './pick.ts';"],
       ['stages/extract/context.ts', "const m = await import('../validate/run-chain.ts');"],
       ['judges/fairness/index.ts', "import type { Chain } from '../../stages/szz/pick.ts';\nimport { runStage } from '../../pipeline/run-stage.ts';"],
       ['pipeline/bin.ts', "export { attributeFix } from '../stages/szz/attribute.ts';\nimport { szzStage } from '../stages/szz/index.ts';"],
       ['scripts/x.ts', "import { fakeGithub } from '../test/helpers/fake-github.ts';"],
-      ['core/ok.ts', "import { ForesightError } from './errors.ts';\nimport { z } from 'zod';"],
+      ['core/foundation/ok.ts', "import { ForesightError } from './errors.ts';\nimport { z } from 'zod';"],
       ['stages/validate/index.ts', "import { openChainEnv } from '../../core/env/container/chain-env.ts';\nimport { EnvImages } from '../../core/env/index.ts';"],
     ]);
     const found = violations(files).map((v) => `${v.file} ${v.specifier}`);
     expect(found.sort()).toEqual(
       [
-        'core/git.ts ../stages/szz/index.ts',
-        'core/git.ts ../bench/y.ts',
-        'core/model/chain.ts ../../test/helpers/git-repo.ts',
+        'core/foundation/git.ts ../../stages/szz/index.ts',
+        'core/foundation/git.ts ../../bench/y.ts',
+        'core/foundation/model/chain.ts ../../../test/helpers/git-repo.ts',
+        'core/foundation/model/chain.ts ../../attribution/decide.ts',
+        'core/foundation/config.ts ../attribution/defaults.ts',
+        'core/history/mainline.ts ../sources/types.ts',
+        'core/env/era.ts ../queue/index.ts',
+        'core/widgets/a.ts ../foundation/errors.ts',
+        'core/loose.ts ./foundation/errors.ts',
+        'bench/szz.ts ../stages/szz/attribute.ts',
         'stages/szz/index.ts ../discover/sources.ts',
         'stages/extract/context.ts ../validate/run-chain.ts',
         'judges/fairness/index.ts ../../stages/szz/pick.ts',

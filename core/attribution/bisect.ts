@@ -4,14 +4,14 @@
  * commit where they stop passing. Each probe is one exec in the container of the commit's environment
  * era (ChainEnv.runState, validate's runner and rules for what a run shows).
  */
-import { ForesightError } from '../errors.ts';
+import { ForesightError } from '../foundation/errors.ts';
 import { commitToChange } from '../history/changes.ts';
 import { positions, type MainlineCommit } from '../history/mainline.ts';
-import type { PullRequest } from '../model/change.ts';
+import type { PullRequest } from '../foundation/model/change.ts';
 import type { ChainEnv, Runner, StateRun } from '../env/index.ts';
 import { outgrownCandidate, runProblem } from '../env/index.ts';
 import { classifyRun, fileOfTest } from './classify-run.ts';
-import { BISECT_DEFAULTS } from './defaults.ts';
+import { BISECT_DEFAULTS } from '../foundation/bisect-defaults.ts';
 import { searchFirstBad } from './search.ts';
 import type { BisectResult, ProbeEnv, Step, StepRole, Verdict } from './types.ts';
 

@@ -1,6 +1,6 @@
 /** What a validated chain gives a bisection: PR2's fail->pass tests and files, and what blame and references named. */
-import type { PullRequest } from '../model/change.ts';
-import type { ValidatedChain } from '../model/validated.ts';
+import type { PullRequest } from '../foundation/model/change.ts';
+import type { ValidatedChain } from '../foundation/model/validated.ts';
 import type { BisectOptions } from './bisect.ts';
 
 export type ChainBisectInput = Pick<BisectOptions, 'fix' | 'failToPass' | 'testFiles' | 'overlayFiles' | 'candidates'> & {

@@ -5,12 +5,11 @@
  * bisection that ends without a commit leaves the blame/reference pick.
  */
 import { commitToChange } from '../history/changes.ts';
-import type { PullRequest } from '../model/change.ts';
+import { ATTRIBUTION_METHODS, type AttributionMethod } from '../foundation/model/attribution.ts';
+import type { PullRequest } from '../foundation/model/change.ts';
 import type { BisectKind, BisectResult } from './types.ts';
 
-/** Which sources name PR1: execution, blame, an explicit reference, or an agreement of several. */
-export const ATTRIBUTION_METHODS = ['execution', 'blame', 'reference', 'execution+blame', 'execution+reference', 'execution+blame+reference', 'blame+reference'] as const;
-export type AttributionMethod = (typeof ATTRIBUTION_METHODS)[number];
+export { ATTRIBUTION_METHODS, type AttributionMethod };
 
 export interface Disagreement {
   /** `execution`: an `introduced` commit that did not outweigh an older pick (its change). */

@@ -10,7 +10,7 @@
  *  - decide.ts     the change holding the found commit, and the method (execution, blame, reference, agreements)
  */
 export { bisectInducer, type BisectOptions } from './bisect.ts';
-export { BISECT_DEFAULTS, bisectBudget, type BisectBudget } from './defaults.ts';
+export { BISECT_DEFAULTS, bisectBudget, type BisectBudget } from '../foundation/bisect-defaults.ts';
 export { goodEndOrder } from './probe-order.ts';
 export { searchFirstBad, type SearchOptions } from './search.ts';
 export { classifyRun, fileOfTest } from './classify-run.ts';

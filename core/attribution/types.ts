@@ -1,4 +1,7 @@
 import type { ChainEnv, Runner } from '../env/index.ts';
+import { BISECT_KINDS } from '../foundation/model/attribution.ts';
+
+export { BISECT_KINDS };
 
 /** Why a probed commit says nothing about the tests (git bisect's "skip"): never read as "bad". */
 export type SkipReason =
@@ -75,11 +78,11 @@ export type SearchResult = { steps: Step[] } & (
 );
 export type BisectKind = SearchResult['kind'];
 
-/** Every way a bisection can end (BisectKind, as a list for schemas). */
-export const BISECT_KINDS = ['found', 'ambiguous', 'budget', 'no_bad_end', 'introduced', 'no_good_end', 'all_skipped', 'not_on_mainline', 'flaky'] as const satisfies readonly BisectKind[];
-// Both ways: a kind added to SearchResult and not listed here fails to compile.
+// BISECT_KINDS (the model's list of every way a bisection can end) and SearchResult agree both ways: a kind added to SearchResult and not listed here fails to compile.
 const _allKinds: Record<BisectKind, true> = Object.fromEntries(BISECT_KINDS.map((k) => [k, true])) as Record<(typeof BISECT_KINDS)[number], true>;
+const _listed: readonly BisectKind[] = BISECT_KINDS;
 void _allKinds;
+void _listed;
 
 /** A search's result and what it cost. */
 export type BisectResult = SearchResult & { cost: BisectCost };

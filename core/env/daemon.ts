@@ -1,6 +1,6 @@
 /** The Docker daemon: whether it answers, and an error that says how to start it when it does not. */
 import type Docker from 'dockerode';
-import { ForesightError } from '../errors.ts';
+import { ForesightError } from '../foundation/errors.ts';
 import { connectDocker, dockerEndpoint } from './connect.ts';
 
 export { connectDocker, dockerEndpoint } from './connect.ts';

@@ -4,8 +4,8 @@
  * era again when the image validation ran in is gone (pruned by another run), so a row is never lost to the cache.
  */
 import { join } from 'node:path';
-import { filesAt, git } from '../git.ts';
-import type { Logger } from '../log.ts';
+import { filesAt, git } from '../foundation/git.ts';
+import type { Logger } from '../foundation/log.ts';
 import { splitPatch } from '../extract/split-patch.ts';
 import { DEFAULT_LIMITS, openChainEnv, type StateRun } from './container/chain-env.ts';
 import type { ContainerLimits } from './container/limits.ts';

@@ -3,10 +3,10 @@
  * source and tests, the test files to run, and PR1's statement from PR1 alone. Shared by extract and by
  * validate's attribution, which re-extracts a chain when the bisection moves it to another PR1.
  */
-import { changeLabel } from '../model/change.ts';
-import type { Chain } from '../model/chain.ts';
-import { pr1OwnMaterial, rawStatement } from '../model/discussion.ts';
-import type { ExtractedChain } from '../model/extracted.ts';
+import { changeLabel } from '../foundation/model/change.ts';
+import type { Chain } from '../foundation/model/chain.ts';
+import { pr1OwnMaterial, rawStatement } from '../foundation/model/discussion.ts';
+import type { ExtractedChain } from '../foundation/model/extracted.ts';
 import type { ContextCollector } from './context.ts';
 import { splitPatch } from './split-patch.ts';
 

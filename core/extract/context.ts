@@ -1,9 +1,9 @@
-import type { PullRequest } from '../model/change.ts';
-import { errorMessage } from '../errors.ts';
-import type { Logger } from '../log.ts';
+import type { PullRequest } from '../foundation/model/change.ts';
+import { errorMessage } from '../foundation/errors.ts';
+import type { Logger } from '../foundation/log.ts';
 import { availableSources, sourceCacheDir } from '../sources/registry.ts';
 import type { Source, SourceInput, SourceSettings } from '../sources/types.ts';
-import type { ExtractedChain } from '../model/extracted.ts';
+import type { ExtractedChain } from '../foundation/model/extracted.ts';
 
 type Discussion = Pick<ExtractedChain, 'pr_comments' | 'linked_issues'>;
 

@@ -1,5 +1,5 @@
-import { isTestFile, isTestModule } from '../files.ts';
-import { git, readBlob } from '../git.ts';
+import { isTestFile, isTestModule } from '../foundation/files.ts';
+import { git, readBlob } from '../foundation/git.ts';
 
 export interface SplitPatch {
   /** Diff of non-test files. */

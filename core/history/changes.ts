@@ -1,4 +1,4 @@
-import type { PullRequest } from '../model/change.ts';
+import type { PullRequest } from '../foundation/model/change.ts';
 import { chooseUnits, listCommitChanges, listMergedPrs, readMainline, type MainlineCommit } from './mainline.ts';
 
 /** Commit sha -> the change that contains it (squash commit, merge commit, a merged branch's commit, or itself). */

@@ -1,5 +1,5 @@
-import { commitChangeId, type PullRequest } from '../model/change.ts';
-import { gitRecords } from '../git.ts';
+import { commitChangeId, type PullRequest } from '../foundation/model/change.ts';
+import { gitRecords } from '../foundation/git.ts';
 
 const MERGE_SUBJECT = /^Merge pull request #(\d+) from (\S+)/;
 const SQUASH_SUBJECT = /^(.*\S)\s+\(#(\d+)\)\s*$/;

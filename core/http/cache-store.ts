@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { writeAtomic } from '../artifacts.ts';
+import { writeAtomic } from '../foundation/artifacts.ts';
 
 /**
  * The one on-disk HTTP cache every network source shares (Trac and OSV through fetch-cache.ts,
@@ -10,7 +10,7 @@ import { writeAtomic } from '../artifacts.ts';
  * an entry into conditional-request headers and refreshes it on a 304.
  *
  * An entry lives at `<dir>/<h[0..2]>/<h>.json`, h = sha256 of its key, so nothing of the key (URLs,
- * query strings) shows in file names and no folder grows huge. Writes are atomic (core/artifacts.ts
+ * query strings) shows in file names and no folder grows huge. Writes are atomic (core/foundation/artifacts.ts
  * `writeAtomic`: unique temp file, fsync, rename). A missing, torn or foreign-shaped file is a miss:
  * the resource is fetched again (this is also what happens to caches written by older versions).
  */

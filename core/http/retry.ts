@@ -1,5 +1,5 @@
-import { ForesightError } from '../errors.ts';
-import type { Logger } from '../log.ts';
+import { ForesightError } from '../foundation/errors.ts';
+import type { Logger } from '../foundation/log.ts';
 
 /**
  * Bounded HTTP requests against public services (Trac, OSV): a per-attempt timeout, a maximum body

@@ -1,4 +1,4 @@
-import { ForesightError } from '../errors.ts';
+import { ForesightError } from '../foundation/errors.ts';
 
 /**
  * The environment failed (Docker daemon, disk, network, a lost container), not the item: a handler throws

@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Logger } from '../log.ts';
+import type { Logger } from '../foundation/log.ts';
 import { JobFailedError } from './errors.ts';
 import { type RetryPolicy, backoffDelay } from './backoff.ts';
 import type { HandlerRegistry } from './registry.ts';

@@ -12,6 +12,6 @@ export { openWorkQueue, type OpenWorkQueueOptions } from './open.ts';
 export { redisQueue, QUEUE_NAME, type RedisQueueOptions } from './redis-queue.ts';
 export { startQueueWorker, type QueueWorker, type QueueWorkerOptions } from './redis-worker.ts';
 export { assertRedisReachable } from './reachable.ts';
-export { redisUrlProblem } from './redis-url.ts';
+export { redisUrlProblem } from '../foundation/config-values.ts';
 export { probeHandler, probeKind } from './probe.ts';
 export { SharedResources } from './shared.ts';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { FORESIGHT_VERSION } from '../version.ts';
+import { FORESIGHT_VERSION } from '../foundation/version.ts';
 import { defineJobKind } from './registry.ts';
 import type { JobHandler } from './types.ts';
 

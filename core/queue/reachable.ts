@@ -1,4 +1,4 @@
-import { ForesightError } from '../errors.ts';
+import { ForesightError } from '../foundation/errors.ts';
 
 /** Fail fast, in one line, when nothing answers at `url` (ioredis alone would retry forever). */
 export async function assertRedisReachable(url: string, timeoutMs = 5_000): Promise<void> {

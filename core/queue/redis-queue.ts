@@ -1,5 +1,5 @@
 import type { Job } from 'bullmq';
-import type { Logger } from '../log.ts';
+import type { Logger } from '../foundation/log.ts';
 import { type RetryPolicy, DEFAULT_RETRY } from './backoff.ts';
 import { decodeFailure, JobFailedError } from './errors.ts';
 import { assertRedisReachable } from './reachable.ts';

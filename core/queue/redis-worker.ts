@@ -1,5 +1,5 @@
 import { hostname } from 'node:os';
-import type { Logger } from '../log.ts';
+import type { Logger } from '../foundation/log.ts';
 import { encodeFailure } from './errors.ts';
 import { connectionOf, QUEUE_NAME } from './redis-queue.ts';
 import { assertRedisReachable } from './reachable.ts';

@@ -1,4 +1,4 @@
-import { ForesightError } from '../errors.ts';
+import { ForesightError } from '../foundation/errors.ts';
 import type { JobHandler, JobKind } from './types.ts';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any

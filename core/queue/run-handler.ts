@@ -1,5 +1,5 @@
-import { ForesightError, errorMessage } from '../errors.ts';
-import { containsSecret } from '../secrets.ts';
+import { ForesightError, errorMessage } from '../foundation/errors.ts';
+import { containsSecret } from '../foundation/secrets.ts';
 import { InfraError, type WireFailure } from './errors.ts';
 import type { HandlerRegistry } from './registry.ts';
 import type { JobContext, JobKind } from './types.ts';

@@ -1,5 +1,5 @@
-import { errorMessage } from '../errors.ts';
-import type { Logger } from '../log.ts';
+import { errorMessage } from '../foundation/errors.ts';
+import type { Logger } from '../foundation/log.ts';
 
 interface Entry {
   value: Promise<unknown>;

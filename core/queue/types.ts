@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import type { Logger } from '../log.ts';
+import type { Logger } from '../foundation/log.ts';
 
 /**
  * A kind of work item: its name and the zod schemas of its payload and result. The coordinator needs only

@@ -3,7 +3,7 @@ import { advisorySource } from './advisory/index.ts';
 import { gitSource } from './git/index.ts';
 import { githubSource } from './github/index.ts';
 import { tracSource } from './trac/index.ts';
-import type { Config, Secrets } from '../config.ts';
+import type { Config, Secrets } from '../foundation/config.ts';
 import type { Source, SourceSettings } from './types.ts';
 
 /** Every discovery source, by name. The git source needs nothing; the others say when they cannot run. */

@@ -1,6 +1,6 @@
-import type { PullRequest } from '../model/change.ts';
-import type { Logger } from '../log.ts';
-import type { Advisory, Comment, LinkedIssue, Reference } from '../model/candidate.ts';
+import type { PullRequest } from '../foundation/model/change.ts';
+import type { Logger } from '../foundation/log.ts';
+import type { Advisory, Comment, LinkedIssue, Reference } from '../foundation/model/candidate.ts';
 
 /** The settings a source reads, by their documented names (see sourceSettings in registry.ts). */
 export type SourceSettings = Readonly<Record<string, string | undefined>>;

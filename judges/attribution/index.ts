@@ -1,4 +1,4 @@
-import { AttributionSchema, type Attribution } from '../../core/model/verdicts.ts';
+import { AttributionSchema, type Attribution } from '../../core/foundation/model/verdicts.ts';
 import { prBlocks } from '../blocks.ts';
 import { loadTemplate, render } from '../template.ts';
 import type { Judge } from '../types.ts';

@@ -1,4 +1,4 @@
-import { EligibilitySchema, type Eligibility } from '../../core/model/verdicts.ts';
+import { EligibilitySchema, type Eligibility } from '../../core/foundation/model/verdicts.ts';
 import { prBlocks } from '../blocks.ts';
 import { loadTemplate, render } from '../template.ts';
 import type { Judge } from '../types.ts';

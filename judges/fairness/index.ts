@@ -1,4 +1,4 @@
-import { FairnessSchema, type Fairness } from '../../core/model/verdicts.ts';
+import { FairnessSchema, type Fairness } from '../../core/foundation/model/verdicts.ts';
 import { addedLines, identifiers, ngrams, words } from '../text.ts';
 import { prBlocks } from '../blocks.ts';
 import { loadTemplate, render } from '../template.ts';

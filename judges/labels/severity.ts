@@ -1,4 +1,4 @@
-import type { Labels } from '../../core/model/verdicts.ts';
+import type { Labels } from '../../core/foundation/model/verdicts.ts';
 
 export type Severity = 'major' | 'minor' | 'not_a_bug';
 

@@ -1,4 +1,4 @@
-import { Pr2SolvabilitySchema, type Pr2Solvability } from '../../core/model/verdicts.ts';
+import { Pr2SolvabilitySchema, type Pr2Solvability } from '../../core/foundation/model/verdicts.ts';
 import { list, prBlocks } from '../blocks.ts';
 import { loadTemplate, render } from '../template.ts';
 import type { Judge } from '../types.ts';

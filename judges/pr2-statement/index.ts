@@ -1,4 +1,4 @@
-import { StatementSchema, type Statement } from '../../core/model/verdicts.ts';
+import { StatementSchema, type Statement } from '../../core/foundation/model/verdicts.ts';
 import { list, prBlocks } from '../blocks.ts';
 import { loadTemplate, render } from '../template.ts';
 import type { Judge } from '../types.ts';

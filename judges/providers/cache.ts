@@ -1,9 +1,9 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { writeAtomic } from '../../core/artifacts.ts';
-import { ForesightError } from '../../core/errors.ts';
-import { fingerprint, type Fingerprint } from '../../core/fingerprint.ts';
+import { writeAtomic } from '../../core/foundation/artifacts.ts';
+import { ForesightError } from '../../core/foundation/errors.ts';
+import { fingerprint, type Fingerprint } from '../../core/foundation/fingerprint.ts';
 import type { Answer, Judge, JudgeInput, JudgeProvider } from '../types.ts';
 import { schemaOf } from './openai.ts';
 

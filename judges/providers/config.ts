@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import type { Config } from '../../core/config.ts';
-import { ForesightError } from '../../core/errors.ts';
+import type { Config } from '../../core/foundation/config.ts';
+import { ForesightError } from '../../core/foundation/errors.ts';
 
 /** Settings for the LLM judges; `null` from `llmSettings` means "use the offline rules provider". */
 export interface LlmConfig {

@@ -3,9 +3,9 @@ import { inspect } from 'node:util';
 import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError } from 'openai';
 import type PQueue from 'p-queue';
 import type { z } from 'zod';
-import { ForesightError } from '../../core/errors.ts';
+import { ForesightError } from '../../core/foundation/errors.ts';
 import { UnusableAnswerError } from '../errors.ts';
-import type { Logger } from '../../core/log.ts';
+import type { Logger } from '../../core/foundation/log.ts';
 import type { Answer, Judge, JudgeInput, JudgeProvider, Usage } from '../types.ts';
 import { dropOptionalNulls, SchemaError, strictJsonSchema, type JsonSchema } from './strict-schema.ts';
 

@@ -1,6 +1,6 @@
 import PQueue from 'p-queue';
-import type { Config, Secrets } from '../../core/config.ts';
-import type { Logger } from '../../core/log.ts';
+import type { Config, Secrets } from '../../core/foundation/config.ts';
+import type { Logger } from '../../core/foundation/log.ts';
 import { FAIRNESS_RULE_SETS } from '../fairness/index.ts';
 import type { JudgeProvider } from '../types.ts';
 import { cachedProvider } from './cache.ts';

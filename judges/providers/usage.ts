@@ -1,4 +1,4 @@
-import type { Config } from '../../core/config.ts';
+import type { Config } from '../../core/foundation/config.ts';
 import type { Usage } from '../types.ts';
 
 /** USD per million tokens, per model (config.judge.prices, env FORESIGHT_LLM_PRICES). */
@@ -13,7 +13,7 @@ export interface AnswerCost {
   cached: boolean;
 }
 
-/** Answers summed: the shape of a judged chain's `usage` (core/model/judged.ts ChainUsage). */
+/** Answers summed: the shape of a judged chain's `usage` (core/foundation/model/judged.ts ChainUsage). */
 export interface UsageSummary extends Usage {
   calls: number;
   /** Answers served from the answer cache (their tokens are what they cost when bought). */

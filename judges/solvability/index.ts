@@ -1,4 +1,4 @@
-import { SolvabilitySchema, type Solvability } from '../../core/model/verdicts.ts';
+import { SolvabilitySchema, type Solvability } from '../../core/foundation/model/verdicts.ts';
 import { list, prBlocks } from '../blocks.ts';
 import { loadTemplate, render } from '../template.ts';
 import type { Judge } from '../types.ts';

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { repoDataDir } from '../../core/artifacts.ts';
+import { repoDataDir } from '../../core/foundation/artifacts.ts';
 import { makeDemoRepo } from '../demo/make-demo-repo.ts';
 import { execute } from './run.ts';
 import { dataRootOf, DEMO_REPO, settings, type CommonOpts } from './shared.ts';

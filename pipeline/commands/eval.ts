@@ -1,9 +1,9 @@
 import { existsSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { loadConfig, processEnv, type Flags } from '../../core/config.ts';
+import { loadConfig, processEnv, type Flags } from '../../core/foundation/config.ts';
 import { assertDockerReachable, connectDocker, removeStaleContainers } from '../../core/env/index.ts';
-import { ForesightError } from '../../core/errors.ts';
-import { createLogger } from '../../core/log.ts';
+import { ForesightError } from '../../core/foundation/errors.ts';
+import { createLogger } from '../../core/foundation/log.ts';
 import { formatReport, gradeLimits, runEval, type Split } from '../eval/index.ts';
 import { abortOnSignals } from '../signals.ts';
 import { exitState } from './shared.ts';

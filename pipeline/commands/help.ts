@@ -1,6 +1,6 @@
 /**
  * The environment variables, as `foresight --help` lists them (README.md "Configuration" has the full
- * table). test/pipeline/cli.test.ts checks that every variable core/config.ts reads is named here.
+ * table). test/pipeline/cli.test.ts checks that every variable core/foundation/config.ts reads is named here.
  */
 export const ENVIRONMENT: ReadonlyArray<readonly [names: string, meaning: string]> = [
   ['FORESIGHT_DATA', 'artifact root (--data; default data)'],

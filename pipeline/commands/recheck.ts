@@ -1,11 +1,11 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { readJsonl, repoDataDir, stageDir, toJsonl, writeAtomic } from '../../core/artifacts.ts';
+import { readJsonl, repoDataDir, stageDir, toJsonl, writeAtomic } from '../../core/foundation/artifacts.ts';
 import { assertDockerReachable, connectDocker, removeStaleContainers } from '../../core/env/index.ts';
-import { ForesightError } from '../../core/errors.ts';
-import { createLogger } from '../../core/log.ts';
-import { ValidatedChainSchema, type ValidatedChain } from '../../core/model/validated.ts';
+import { ForesightError } from '../../core/foundation/errors.ts';
+import { createLogger } from '../../core/foundation/log.ts';
+import { ValidatedChainSchema, type ValidatedChain } from '../../core/foundation/model/validated.ts';
 import { sourceSettings } from '../../core/sources/registry.ts';
 import { recheckChains, type RecheckResult } from '../../stages/validate/index.ts';
 import { ensureClone } from '../clone.ts';

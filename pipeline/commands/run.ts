@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
-import { repoDataDir } from '../../core/artifacts.ts';
-import { createLogger } from '../../core/log.ts';
-import type { StageName } from '../../core/stage.ts';
+import { repoDataDir } from '../../core/foundation/artifacts.ts';
+import { createLogger } from '../../core/foundation/log.ts';
+import type { StageName } from '../../core/foundation/stage.ts';
 import { ensureClone } from '../clone.ts';
 import { runPipeline } from '../pipeline.ts';
 import { pushImages } from '../push-images.ts';

@@ -2,9 +2,9 @@ import { InvalidArgumentError } from 'commander';
 import { existsSync, statSync } from 'node:fs';
 import { readdir, rmdir } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { loadConfig, loadSecrets, processEnv, type Config, type Flags } from '../../core/config.ts';
-import { ForesightError } from '../../core/errors.ts';
-import { enableGitProfile } from '../../core/git.ts';
+import { loadConfig, loadSecrets, processEnv, type Config, type Flags } from '../../core/foundation/config.ts';
+import { ForesightError } from '../../core/foundation/errors.ts';
+import { enableGitProfile } from '../../core/foundation/git.ts';
 
 export const DEMO_REPO = 'demo/minilib';
 
@@ -60,7 +60,7 @@ export function wholeNumber(min: number): (v: string) => number {
   };
 }
 
-/** A whole number checked when the flags are parsed, kept as typed: core/config.ts owns the value (and its environment fallback). */
+/** A whole number checked when the flags are parsed, kept as typed: core/foundation/config.ts owns the value (and its environment fallback). */
 export function wholeNumberText(min: number): (v: string) => string {
   const check = wholeNumber(min);
   return (v) => {

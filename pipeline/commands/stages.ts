@@ -1,5 +1,5 @@
-import { codeClosure } from '../../core/code-closure.ts';
-import { PROJECT_ROOT } from '../../core/version.ts';
+import { codeClosure } from '../../core/foundation/code-closure.ts';
+import { PROJECT_ROOT } from '../../core/foundation/version.ts';
 import { STAGE_DEFS } from '../registry.ts';
 import { summarize } from '../summary.ts';
 import { dataRootOf, repoName, settings, type CommonOpts } from './shared.ts';

@@ -1,9 +1,9 @@
 import { resolve } from 'node:path';
-import { repoDataDir } from '../../core/artifacts.ts';
-import { loadConfig, processEnv } from '../../core/config.ts';
-import { ForesightError } from '../../core/errors.ts';
-import { git } from '../../core/git.ts';
-import { createLogger } from '../../core/log.ts';
+import { repoDataDir } from '../../core/foundation/artifacts.ts';
+import { loadConfig, processEnv } from '../../core/foundation/config.ts';
+import { ForesightError } from '../../core/foundation/errors.ts';
+import { git } from '../../core/foundation/git.ts';
+import { createLogger } from '../../core/foundation/log.ts';
 import { evaluateSzz, formatScores, readOracle, type OracleEntry, type SzzVariant } from '../../stages/szz/index.ts';
 import { abortOnSignals } from '../signals.ts';
 import { executeOracle, formatExecuteReport } from '../szz-execute.ts';

@@ -1,5 +1,5 @@
-import { loadConfig, loadSecrets, processEnv, type Flags } from '../../core/config.ts';
-import { createLogger } from '../../core/log.ts';
+import { loadConfig, loadSecrets, processEnv, type Flags } from '../../core/foundation/config.ts';
+import { createLogger } from '../../core/foundation/log.ts';
 import { abortOnSignals } from '../signals.ts';
 
 /** `foresight worker`: take jobs from the queue until SIGINT/SIGTERM. */

@@ -6,7 +6,7 @@
 import { execFile } from 'node:child_process';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { processEnv } from '../../core/config.ts';
+import { processEnv } from '../../core/foundation/config.ts';
 
 export interface Person {
   name: string;

@@ -17,7 +17,7 @@ import { mkdir, mkdtemp, readdir, rename, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { removeDeadOwned } from '../../core/scratch.ts';
+import { removeDeadOwned } from '../../core/foundation/scratch.ts';
 import * as c from './content.ts';
 import { DemoRepo, isolatedEnv, type Person } from './demo-git.ts';
 

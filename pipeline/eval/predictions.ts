@@ -3,7 +3,7 @@
  * `model_patch`), or the gold ones (each row's own `patch`, PR1's source diff).
  */
 import { z } from 'zod';
-import { ForesightError } from '../../core/errors.ts';
+import { ForesightError } from '../../core/foundation/errors.ts';
 import { parseLine, readJsonLines } from './read-jsonl.ts';
 import type { EvalRow } from './rows.ts';
 

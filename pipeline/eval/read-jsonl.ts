@@ -1,7 +1,7 @@
 /** JSONL read line by line for `foresight eval`: every error names the file and the line. */
 import { readFile } from 'node:fs/promises';
 import type { z } from 'zod';
-import { ForesightError } from '../../core/errors.ts';
+import { ForesightError } from '../../core/foundation/errors.ts';
 
 export interface JsonlLine {
   /** 1-based line number in the file. */

@@ -8,10 +8,10 @@
 import { join, resolve } from 'node:path';
 import type Docker from 'dockerode';
 import PQueue from 'p-queue';
-import { Checkpoint, writeAtomic } from '../../core/artifacts.ts';
-import { errorMessage, ForesightError } from '../../core/errors.ts';
-import { fingerprint } from '../../core/fingerprint.ts';
-import type { Logger } from '../../core/log.ts';
+import { Checkpoint, writeAtomic } from '../../core/foundation/artifacts.ts';
+import { errorMessage, ForesightError } from '../../core/foundation/errors.ts';
+import { fingerprint } from '../../core/foundation/fingerprint.ts';
+import type { Logger } from '../../core/foundation/log.ts';
 import { getRunner, gradeInstance, noEvidenceUnderPatch, type GradeLimits, type GradeResult } from '../../core/env/index.ts';
 import { goldPredictions, GOLD_MODEL, readPredictions, type Prediction } from './predictions.ts';
 import { aggregate, instanceReport, InstanceReportSchema, type EvalReport, type InstanceReport } from './report.ts';

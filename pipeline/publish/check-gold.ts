@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { contentFingerprint, readJsonl, readManifest } from '../../core/artifacts.ts';
+import { contentFingerprint, readJsonl, readManifest } from '../../core/foundation/artifacts.ts';
 
 /**
  * The gate's first check: every row of the `test` split about to be uploaded passed emit's gold

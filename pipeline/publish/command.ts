@@ -1,9 +1,9 @@
 import { existsSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { stageDir } from '../../core/artifacts.ts';
-import { loadConfig, loadSecrets, processEnv } from '../../core/config.ts';
-import { ForesightError } from '../../core/errors.ts';
-import { createLogger } from '../../core/log.ts';
+import { stageDir } from '../../core/foundation/artifacts.ts';
+import { loadConfig, loadSecrets, processEnv } from '../../core/foundation/config.ts';
+import { ForesightError } from '../../core/foundation/errors.ts';
+import { createLogger } from '../../core/foundation/log.ts';
 import { hfDir } from '../../stages/emit/index.ts';
 import { publish, type PublishOutcome } from './publish.ts';
 

@@ -1,5 +1,5 @@
 import { HubApiError } from '@huggingface/hub';
-import { ForesightError } from '../../core/errors.ts';
+import { ForesightError } from '../../core/foundation/errors.ts';
 
 /**
  * A failed hub call as one ForesightError: the status mapped to what the user can do. Upstream

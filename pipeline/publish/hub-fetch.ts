@@ -1,4 +1,4 @@
-import type { Logger } from '../../core/log.ts';
+import type { Logger } from '../../core/foundation/log.ts';
 
 /**
  * `fetch` for the hub with 429 retried. @huggingface/hub 2.17.5 retries nothing on the hub's own API

@@ -3,10 +3,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
-import { processEnv, SECRET_VARS } from '../../core/config.ts';
-import { ForesightError } from '../../core/errors.ts';
-import { containsSecret } from '../../core/secrets.ts';
-import { PROJECT_ROOT } from '../../core/version.ts';
+import { processEnv, SECRET_VARS } from '../../core/foundation/config.ts';
+import { ForesightError } from '../../core/foundation/errors.ts';
+import { containsSecret } from '../../core/foundation/secrets.ts';
+import { PROJECT_ROOT } from '../../core/foundation/version.ts';
 
 /**
  * The gate's second check: the files about to be uploaded load with the real Hugging Face `datasets`

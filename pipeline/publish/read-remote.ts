@@ -3,7 +3,7 @@ import { createReadStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { datasetInfo, HubApiError, listFiles, repoExists } from '@huggingface/hub';
 import { z } from 'zod';
-import { ForesightError } from '../../core/errors.ts';
+import { ForesightError } from '../../core/foundation/errors.ts';
 import { hubError } from './hub-errors.ts';
 import type { DatasetFile } from './select-files.ts';
 

@@ -1,7 +1,7 @@
 import { createReadStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
-import { containsSecret, redact } from '../../core/secrets.ts';
+import { containsSecret, redact } from '../../core/foundation/secrets.ts';
 import type { DatasetFile } from './select-files.ts';
 
 /**

@@ -7,7 +7,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { ForesightError } from '../../core/errors.ts';
+import { ForesightError } from '../../core/foundation/errors.ts';
 import { parseLine, readJsonLines } from '../eval/read-jsonl.ts';
 
 /** The seven test sets of a row, in the card's order. */

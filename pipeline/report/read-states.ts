@@ -7,7 +7,7 @@ import { createReadStream, existsSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { z } from 'zod';
-import { StateResultSchema, type Outcome, type StateOutcome } from '../../core/model/validated.ts';
+import { StateResultSchema, type Outcome, type StateOutcome } from '../../core/foundation/model/validated.ts';
 
 /** One character per test in a state's `outcomes` string; `.` = not run in that state. */
 export const OUTCOME_CODES: Record<Outcome, string> = { pass: 'p', fail: 'f', skip: 's', flaky: '~' };

@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
-import { EXCLUSION_REASONS } from '../../core/model/change.ts';
+import { EXCLUSION_REASONS } from '../../core/foundation/model/change.ts';
 import type { ReportRow } from './read-dataset.ts';
 import type { ChainStates } from './read-states.ts';
 

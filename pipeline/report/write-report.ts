@@ -1,8 +1,8 @@
 import { existsSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import { dirname, join, relative, resolve } from 'node:path';
-import { writeAtomic } from '../../core/artifacts.ts';
-import { FORESIGHT_VERSION } from '../../core/version.ts';
+import { writeAtomic } from '../../core/foundation/artifacts.ts';
+import { FORESIGHT_VERSION } from '../../core/foundation/version.ts';
 import { readReportRows } from './read-dataset.ts';
 import { readStates, type ChainStates } from './read-states.ts';
 import { loadAssets, reasonMeanings, renderPage, type ReportPlot } from './render-page.ts';

@@ -1,4 +1,4 @@
-import type { Config, Secrets } from '../../core/config.ts';
+import type { Config, Secrets } from '../../core/foundation/config.ts';
 import { probeHandler, type AnyJobHandler } from '../../core/queue/index.ts';
 import { validateChainHandler } from '../../stages/validate/index.ts';
 

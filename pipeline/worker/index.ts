@@ -1,8 +1,8 @@
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
-import type { Config, Secrets } from '../../core/config.ts';
-import { ForesightError } from '../../core/errors.ts';
-import type { Logger } from '../../core/log.ts';
+import type { Config, Secrets } from '../../core/foundation/config.ts';
+import { ForesightError } from '../../core/foundation/errors.ts';
+import type { Logger } from '../../core/foundation/log.ts';
 import { assertRedisReachable, handlerRegistry, startQueueWorker, type AnyJobHandler } from '../../core/queue/index.ts';
 import { workerHandlers } from './handlers.ts';
 

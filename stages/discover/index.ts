@@ -1,14 +1,14 @@
-import { changeLabel } from '../../core/model/change.ts';
-import { fingerprint } from '../../core/fingerprint.ts';
-import { errorMessage } from '../../core/errors.ts';
-import { revParse } from '../../core/git.ts';
-import type { StageDef } from '../../core/stage.ts';
-import { CandidateSchema, type Advisory, type Candidate, type Reference } from '../../core/model/candidate.ts';
+import { changeLabel } from '../../core/foundation/model/change.ts';
+import { fingerprint } from '../../core/foundation/fingerprint.ts';
+import { errorMessage } from '../../core/foundation/errors.ts';
+import { revParse } from '../../core/foundation/git.ts';
+import type { StageDef } from '../../core/foundation/stage.ts';
+import { CandidateSchema, type Advisory, type Candidate, type Reference } from '../../core/foundation/model/candidate.ts';
 import { hasFixKeywords, isRevert } from '../../core/sources/git/find-references.ts';
 import { listChanges } from '../../core/history/changes.ts';
 import { mainlineFiles } from '../../core/history/mainline.ts';
 import { patchIds } from './patch-id.ts';
-import { isTestFile } from '../../core/files.ts';
+import { isTestFile } from '../../core/foundation/files.ts';
 import { availableSources, SOURCE_SETTINGS, sourceCacheDir, sourceSettings } from '../../core/sources/registry.ts';
 import type { SourceInput } from '../../core/sources/types.ts';
 

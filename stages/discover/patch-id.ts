@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import { ForesightError } from '../../core/errors.ts';
+import { ForesightError } from '../../core/foundation/errors.ts';
 
 /**
  * `git patch-id --stable` of each commit (against its first parent): equal ids mean the same change,

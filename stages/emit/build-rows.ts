@@ -1,4 +1,4 @@
-import type { JudgedChain } from '../../core/model/judged.ts';
+import type { JudgedChain } from '../../core/foundation/model/judged.ts';
 
 /** What emit made for a gradeable chain: its eval image (null when the build failed) and grading bundle. */
 export interface EvalEntry {

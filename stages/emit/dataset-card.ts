@@ -1,5 +1,5 @@
-import { ForesightError } from '../../core/errors.ts';
-import { EXCLUSION_REASONS, type ExclusionReason } from '../../core/model/change.ts';
+import { ForesightError } from '../../core/foundation/errors.ts';
+import { EXCLUSION_REASONS, type ExclusionReason } from '../../core/foundation/model/change.ts';
 import type { HubLicenseId, LicenseDetection } from './license.ts';
 import type { Funnel, Plot } from './plots.ts';
 

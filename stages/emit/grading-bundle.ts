@@ -1,7 +1,7 @@
 import { TextDecoder } from 'node:util';
-import { readBlob } from '../../core/git.ts';
+import { readBlob } from '../../core/foundation/git.ts';
 import type { BundleFile, GradingBundle } from '../../core/env/index.ts';
-import type { JudgedChain } from '../../core/model/judged.ts';
+import type { JudgedChain } from '../../core/foundation/model/judged.ts';
 
 /**
  * The files each score needs, shipped in the row (`grading_bundle`) because the eval image holds no file of

@@ -1,4 +1,4 @@
-import { git, readBlob } from '../../core/git.ts';
+import { git, readBlob } from '../../core/foundation/git.ts';
 
 /**
  * The license of the mined repository, as a Hugging Face license id: the rows carry the repository's code

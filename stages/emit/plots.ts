@@ -1,7 +1,7 @@
 import { logger, parse, View, Warn, type Loader } from 'vega';
 import { compile, type TopLevelSpec } from 'vega-lite';
-import { STAGES } from '../../core/stage.ts';
-import type { JudgedChain } from '../../core/model/judged.ts';
+import { STAGES } from '../../core/foundation/stage.ts';
+import type { JudgedChain } from '../../core/foundation/model/judged.ts';
 
 /**
  * The dataset's pictures, drawn with vega-lite (compiled to vega, rendered headless to SVG): the

@@ -20,8 +20,8 @@ import {
   makeBuilder,
   type DataType,
 } from 'apache-arrow';
-import { writeAtomic } from '../../core/artifacts.ts';
-import { ForesightError } from '../../core/errors.ts';
+import { writeAtomic } from '../../core/foundation/artifacts.ts';
+import { ForesightError } from '../../core/foundation/errors.ts';
 
 export type ColumnType = 'string' | 'int64' | 'float64' | 'bool';
 export interface ColumnSpec {

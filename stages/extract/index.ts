@@ -1,7 +1,7 @@
-import type { StageDef } from '../../core/stage.ts';
-import { ChainSchema, type Chain } from '../../core/model/chain.ts';
+import type { StageDef } from '../../core/foundation/stage.ts';
+import { ChainSchema, type Chain } from '../../core/foundation/model/chain.ts';
 import { extractChain, repoShortName } from '../../core/extract/chain.ts';
-import { ExtractedChainSchema, type ExtractedChain } from '../../core/model/extracted.ts';
+import { ExtractedChainSchema, type ExtractedChain } from '../../core/foundation/model/extracted.ts';
 import { sourceSettings } from '../../core/sources/registry.ts';
 import { contextCollector } from './context.ts';
 

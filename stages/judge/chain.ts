@@ -1,8 +1,8 @@
-import { errorMessage } from '../../core/errors.ts';
-import type { Exclusion } from '../../core/model/change.ts';
-import type { JudgeFailureSchema, RepairRound, Verdicts } from '../../core/model/judged.ts';
-import type { ValidatedChain } from '../../core/model/validated.ts';
-import type { Fairness, Statement } from '../../core/model/verdicts.ts';
+import { errorMessage } from '../../core/foundation/errors.ts';
+import type { Exclusion } from '../../core/foundation/model/change.ts';
+import type { JudgeFailureSchema, RepairRound, Verdicts } from '../../core/foundation/model/judged.ts';
+import type { ValidatedChain } from '../../core/foundation/model/validated.ts';
+import type { Fairness, Statement } from '../../core/foundation/model/verdicts.ts';
 import { UnusableAnswerError } from '../../judges/errors.ts';
 import { leakedTokens } from '../../judges/leak.ts';
 import type { Providers } from '../../judges/providers/registry.ts';

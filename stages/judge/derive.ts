@@ -1,4 +1,4 @@
-import type { Judgement } from '../../core/model/judged.ts';
+import type { Judgement } from '../../core/foundation/model/judged.ts';
 import { severity } from '../../judges/labels/index.ts';
 import type { ChainJudgement } from './chain.ts';
 

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
-import type { StageDef } from '../../core/stage.ts';
-import { ValidatedChainSchema, type ValidatedChain } from '../../core/model/validated.ts';
-import { JudgedChainSchema, type JudgedChain, type Verdicts } from '../../core/model/judged.ts';
+import type { StageDef } from '../../core/foundation/stage.ts';
+import { ValidatedChainSchema, type ValidatedChain } from '../../core/foundation/model/validated.ts';
+import { JudgedChainSchema, type JudgedChain, type Verdicts } from '../../core/foundation/model/judged.ts';
 import { makeProviders } from '../../judges/providers/registry.ts';
 import { sumAnswers, UsageTotals } from '../../judges/providers/usage.ts';
 import { judgeChain } from './chain.ts';

@@ -1,6 +1,6 @@
-import { changeLabel } from '../../core/model/change.ts';
-import { pr1OwnMaterial, pr2Discussion } from '../../core/model/discussion.ts';
-import type { ValidatedChain } from '../../core/model/validated.ts';
+import { changeLabel } from '../../core/foundation/model/change.ts';
+import { pr1OwnMaterial, pr2Discussion } from '../../core/foundation/model/discussion.ts';
+import type { ValidatedChain } from '../../core/foundation/model/validated.ts';
 import type { JudgeInput } from '../../judges/types.ts';
 
 /** What the judges see of a chain; PR1's discussion is only its own material from before it merged. */

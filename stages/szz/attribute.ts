@@ -1,6 +1,6 @@
-import { fileKind, isBlankOrComment } from '../../core/files.ts';
-import { git } from '../../core/git.ts';
-import { scratchFile } from '../../core/scratch.ts';
+import { fileKind, isBlankOrComment } from '../../core/foundation/files.ts';
+import { git } from '../../core/foundation/git.ts';
+import { scratchFile } from '../../core/foundation/scratch.ts';
 import { blameLines, type BlamedLine, type BlameOptions } from './blame.ts';
 import { fixedLines, type FixedLines } from './diff-lines.ts';
 import { enclosingBlock } from './enclosing.ts';

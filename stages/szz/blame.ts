@@ -1,4 +1,4 @@
-import { gitRecords, notAnOption } from '../../core/git.ts';
+import { gitRecords, notAnOption } from '../../core/foundation/git.ts';
 
 export interface BlamedLine {
   /** Line number in the blamed revision. */

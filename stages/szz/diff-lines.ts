@@ -1,5 +1,5 @@
-import { fileKind } from '../../core/files.ts';
-import { git } from '../../core/git.ts';
+import { fileKind } from '../../core/foundation/files.ts';
+import { git } from '../../core/foundation/git.ts';
 
 /** Lines of the old file that a fix touched: `removed` were deleted or modified; `anchors` sit just above pure insertions. */
 export interface FixedLines {

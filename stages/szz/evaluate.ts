@@ -1,8 +1,8 @@
 import PQueue from 'p-queue';
 import { z } from 'zod';
 import { readFile } from 'node:fs/promises';
-import { ForesightError } from '../../core/errors.ts';
-import { git, revParse } from '../../core/git.ts';
+import { ForesightError } from '../../core/foundation/errors.ts';
+import { git, revParse } from '../../core/foundation/git.ts';
 import { attributeFix, selectFiles, type SzzVariant } from './attribute.ts';
 import { fixedLines } from './diff-lines.ts';
 import { MetaChanges } from './meta.ts';

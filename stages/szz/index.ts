@@ -1,13 +1,13 @@
 import { z } from 'zod';
-import type { PullRequest } from '../../core/model/change.ts';
-import { git } from '../../core/git.ts';
-import type { StageDef } from '../../core/stage.ts';
-import { CandidateSchema, type Candidate } from '../../core/model/candidate.ts';
+import type { PullRequest } from '../../core/foundation/model/change.ts';
+import { git } from '../../core/foundation/git.ts';
+import type { StageDef } from '../../core/foundation/stage.ts';
+import { CandidateSchema, type Candidate } from '../../core/foundation/model/candidate.ts';
 import { commitToChange, listChanges } from '../../core/history/changes.ts';
 import { attributeFix } from './attribute.ts';
 import { MetaChanges } from './meta.ts';
 import { pickIntroducer, toEvidence } from './pick.ts';
-import { ChainSchema, type Chain } from '../../core/model/chain.ts';
+import { ChainSchema, type Chain } from '../../core/foundation/model/chain.ts';
 
 /** A candidate for which no introducing change was found: kept in the checkpoint so it is not redone. */
 const ItemResultSchema = z.union([ChainSchema, z.object({ dropped: z.string() })]);
@@ -67,4 +67,5 @@ export const szzStage: StageDef<Candidate, Chain> = {
 
 export { evaluateSzz, formatScores, predictFix, readOracle, scoreRows, type FixPrediction, type OracleEntry, type Scores } from './evaluate.ts';
 export { MetaChanges } from './meta.ts';
-export type { SzzVariant } from './attribute.ts';
+export { attributeFix, HORIZON, type SzzVariant } from './attribute.ts';
+export { CONFIDENT, FEATURES, type CandidateFeatures, type RankerWeights } from './rank.ts';

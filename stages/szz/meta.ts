@@ -1,5 +1,5 @@
-import { git, gitRecords } from '../../core/git.ts';
-import { scratchFile } from '../../core/scratch.ts';
+import { git, gitRecords } from '../../core/foundation/git.ts';
+import { scratchFile } from '../../core/foundation/scratch.ts';
 import { REVERT_SUBJECT } from '../../core/sources/git/find-references.ts';
 
 export type MetaReason = 'merge' | 'revert' | 'mass_change';

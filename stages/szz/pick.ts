@@ -1,7 +1,7 @@
-import type { PullRequest } from '../../core/model/change.ts';
-import type { Candidate, Reference } from '../../core/model/candidate.ts';
+import type { PullRequest } from '../../core/foundation/model/change.ts';
+import type { Candidate, Reference } from '../../core/foundation/model/candidate.ts';
 import type { Attribution } from './attribute.ts';
-import type { Chain, SzzEvidence } from '../../core/model/chain.ts';
+import type { Chain, SzzEvidence } from '../../core/foundation/model/chain.ts';
 
 /** Fold commit-level blame into changes (a merged PR owns all of its branch commits). */
 export function toEvidence(att: Attribution, changeOf: ReadonlyMap<string, string>, self: string): Omit<SzzEvidence, 'pickedBy'> {

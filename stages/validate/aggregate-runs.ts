@@ -1,6 +1,6 @@
 import type { StateRun } from '../../core/env/index.ts';
 import { runProblem as envRunProblem, type Runner } from '../../core/env/index.ts';
-import type { Outcome, StateName, StateOutcome, StateResult } from '../../core/model/validated.ts';
+import type { Outcome, StateName, StateOutcome, StateResult } from '../../core/foundation/model/validated.ts';
 
 export interface StateRequest {
   name: StateName;

@@ -5,12 +5,12 @@
  * commit of no change makes the chain `unattributed`. A bisection that cannot run is recorded, never evidence.
  */
 import { bisectInducer, chainBisectInput, decideAttribution, type AttributionDecision, type BisectBudget, type BisectResult } from '../../core/attribution/index.ts';
-import { errorMessage } from '../../core/errors.ts';
+import { errorMessage } from '../../core/foundation/errors.ts';
 import type { ListedChanges } from '../../core/history/changes.ts';
 import { positions } from '../../core/history/mainline.ts';
-import type { Attribution } from '../../core/model/attribution.ts';
-import type { PullRequest } from '../../core/model/change.ts';
-import type { ValidatedChain } from '../../core/model/validated.ts';
+import type { Attribution } from '../../core/foundation/model/attribution.ts';
+import type { PullRequest } from '../../core/foundation/model/change.ts';
+import type { ValidatedChain } from '../../core/foundation/model/validated.ts';
 import { ChainContainers, type ContainerDeps } from './chain-containers.ts';
 import type { EraEnv } from '../../core/env/index.ts';
 

@@ -7,7 +7,7 @@
  * except that a backend the environment cannot run (env_failed_*, e.g. no driver this era accepts) is
  * no answer: the previous backend's evidence-based exclusion stands.
  */
-import type { ExclusionReason } from '../../core/model/change.ts';
+import type { ExclusionReason } from '../../core/foundation/model/change.ts';
 
 /** The exclusions that say "this backend could not run the deciding tests": the next backend may. */
 export const FALLBACK_REASONS: ReadonlySet<ExclusionReason> = new Set<ExclusionReason>(['pr1_tests_skipped', 'pr2_tests_skipped']);

@@ -6,9 +6,9 @@
  */
 import type Docker from 'dockerode';
 import { join } from 'node:path';
-import { errorMessage, ForesightError } from '../../core/errors.ts';
+import { errorMessage, ForesightError } from '../../core/foundation/errors.ts';
 import { backendEnv, openChainEnv, startService, type ChainEnv, type ChainEnvPool, type ContainerLimits, type Recipe, type Runner, type ServiceSession } from '../../core/env/index.ts';
-import type { Logger } from '../../core/log.ts';
+import type { Logger } from '../../core/foundation/log.ts';
 
 export interface ContainerDeps {
   docker: Docker;

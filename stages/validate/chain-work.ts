@@ -5,17 +5,17 @@
  * chains (the env images of this run, a pool of warm containers, the history) lives in one ChainWork.
  */
 import type Docker from 'dockerode';
-import type { Config } from '../../core/config.ts';
+import type { Config } from '../../core/foundation/config.ts';
 import { bisectBudget, type BisectBudget } from '../../core/attribution/index.ts';
 import { ChainEnvPool, containerLimits, EnvImages, eraEnvironment, eraTestRules, type EnvironmentOptions, type EraTestRules } from '../../core/env/index.ts';
 import { contextCollector, type ContextCollector } from '../../core/extract/context.ts';
 import { extractChain, repoShortName } from '../../core/extract/chain.ts';
-import { absoluteGitDir } from '../../core/git.ts';
+import { absoluteGitDir } from '../../core/foundation/git.ts';
 import { listChanges, type ListedChanges } from '../../core/history/changes.ts';
-import type { Logger } from '../../core/log.ts';
-import type { Exclusion, PullRequest } from '../../core/model/change.ts';
-import type { ExtractedChain } from '../../core/model/extracted.ts';
-import type { ValidatedChain } from '../../core/model/validated.ts';
+import type { Logger } from '../../core/foundation/log.ts';
+import type { Exclusion, PullRequest } from '../../core/foundation/model/change.ts';
+import type { ExtractedChain } from '../../core/foundation/model/extracted.ts';
+import type { ValidatedChain } from '../../core/foundation/model/validated.ts';
 import type { SourceSettings } from '../../core/sources/types.ts';
 import { attributeChain, canAttribute, type AttributeDeps } from './attribute.ts';
 import type { ContainerDeps } from './chain-containers.ts';

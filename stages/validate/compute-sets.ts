@@ -1,5 +1,5 @@
-import type { Exclusion } from '../../core/model/change.ts';
-import type { Outcome, StateName, StateResult } from '../../core/model/validated.ts';
+import type { Exclusion } from '../../core/foundation/model/change.ts';
+import type { Outcome, StateName, StateResult } from '../../core/foundation/model/validated.ts';
 
 export interface ChainSets {
   FAIL_TO_PASS: string[];

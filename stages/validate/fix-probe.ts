@@ -9,8 +9,8 @@ import { bisectInducer, type BisectResult } from '../../core/attribution/index.t
 import { isIgnoredTest, planTestFiles, outgrownCandidate, type StateRun } from '../../core/env/index.ts';
 import { splitPatch } from '../../core/extract/split-patch.ts';
 import type { ListedChanges } from '../../core/history/changes.ts';
-import type { Logger } from '../../core/log.ts';
-import type { StateResult } from '../../core/model/validated.ts';
+import type { Logger } from '../../core/foundation/log.ts';
+import type { StateResult } from '../../core/foundation/model/validated.ts';
 import { aggregateRuns, type StateRequest } from './aggregate-runs.ts';
 import { ChainContainers } from './chain-containers.ts';
 import type { ChainWork } from './chain-work.ts';

@@ -1,13 +1,13 @@
-import type { StageContext, StageDef } from '../../core/stage.ts';
-import { ExtractedChainSchema, type ExtractedChain } from '../../core/model/extracted.ts';
-import { errorMessage } from '../../core/errors.ts';
+import type { StageContext, StageDef } from '../../core/foundation/stage.ts';
+import { ExtractedChainSchema, type ExtractedChain } from '../../core/foundation/model/extracted.ts';
+import { errorMessage } from '../../core/foundation/errors.ts';
 import { applyCachePolicy, assertDockerReachable, connectDocker, ensureImage, removeStaleContainers } from '../../core/env/index.ts';
 import { redisQueue } from '../../core/queue/index.ts';
 import { sourceSettings } from '../../core/sources/registry.ts';
 import { chainJobConfig, cloneSource, validateChainKind } from './chain-job.ts';
 import { ChainWork, type ChainOutcome } from './chain-work.ts';
 import { excludedChain } from './validate-chain.ts';
-import { ValidatedChainSchema, type ValidatedChain } from '../../core/model/validated.ts';
+import { ValidatedChainSchema, type ValidatedChain } from '../../core/foundation/model/validated.ts';
 
 export { validateChainHandler, validateChainKind, workerClonePath, type ChainJob, type ChainJobResult } from './chain-job.ts';
 export { compareValidated, recheckChains, RECHECKED_SETS, type RecheckResult, type SetDifference } from './recheck.ts';

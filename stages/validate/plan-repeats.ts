@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { computeSets, type FileOf } from './compute-sets.ts';
-import { STATE_NAMES, type StateName, type StateResult } from '../../core/model/validated.ts';
+import { STATE_NAMES, type StateName, type StateResult } from '../../core/foundation/model/validated.ts';
 
 /** What one repeat of a state runs: single tests, and whole files (those that did not import). */
 export interface RepeatSelection {

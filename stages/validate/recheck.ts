@@ -3,9 +3,9 @@
  * stored) and say, field by field, whether the rerun gives the same sets and the same exclusion. What
  * "every row's sets hold when rerun" is measured with; a flaky test caught in one run only shows here.
  */
-import { errorMessage } from '../../core/errors.ts';
-import { ExtractedChainSchema, type ExtractedChain } from '../../core/model/extracted.ts';
-import type { ValidatedChain } from '../../core/model/validated.ts';
+import { errorMessage } from '../../core/foundation/errors.ts';
+import { ExtractedChainSchema, type ExtractedChain } from '../../core/foundation/model/extracted.ts';
+import type { ValidatedChain } from '../../core/foundation/model/validated.ts';
 import { ChainWork, type ChainWorkOptions } from './chain-work.ts';
 
 /** The fields a rerun must reproduce. */

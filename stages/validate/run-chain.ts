@@ -1,9 +1,9 @@
-import type { ExtractedChain } from '../../core/model/extracted.ts';
+import type { ExtractedChain } from '../../core/foundation/model/extracted.ts';
 import { aggregateRuns, runProblem, type Covers, type StateRequest } from './aggregate-runs.ts';
 import { computeSets, type FileOf } from './compute-sets.ts';
 import { planRepeats, type RepeatSelection } from './plan-repeats.ts';
 import { outgrownCandidate, type ChainEnv, type Runner, type StateRun } from '../../core/env/index.ts';
-import type { StateName, StateResult } from '../../core/model/validated.ts';
+import type { StateName, StateResult } from '../../core/foundation/model/validated.ts';
 
 /** The five states of a chain (definitions.md). */
 export function stateRequests(c: ExtractedChain): StateRequest[] {

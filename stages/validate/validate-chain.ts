@@ -3,10 +3,10 @@
  * one can show the fix (backends.ts), the states' runs folded into the sets (compute-sets.ts).
  */
 import { DEFAULT_BACKEND, isIgnoredTest, planTestFiles, type EraEnv, type Recipe, type TestFilesPlan } from '../../core/env/index.ts';
-import type { Config } from '../../core/config.ts';
-import { changeLabel, type Exclusion } from '../../core/model/change.ts';
-import type { ExtractedChain } from '../../core/model/extracted.ts';
-import { STATE_NAMES, type StateName, type StateResult, type ValidatedChain } from '../../core/model/validated.ts';
+import type { Config } from '../../core/foundation/config.ts';
+import { changeLabel, type Exclusion } from '../../core/foundation/model/change.ts';
+import type { ExtractedChain } from '../../core/foundation/model/extracted.ts';
+import { STATE_NAMES, type StateName, type StateResult, type ValidatedChain } from '../../core/foundation/model/validated.ts';
 import { validateOnBackends } from './backends.ts';
 import { ChainContainers, type ContainerDeps } from './chain-containers.ts';
 import { computeSets, type FileOf } from './compute-sets.ts';

@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { defaultConfig, loadConfig, loadSecrets, NO_SECRETS } from '../../core/config.ts';
-import { ForesightError } from '../../core/errors.ts';
-import { fingerprint } from '../../core/fingerprint.ts';
-import { clearSecrets, containsSecret, redact } from '../../core/secrets.ts';
+import { defaultConfig, loadConfig, loadSecrets, NO_SECRETS } from '../../core/foundation/config.ts';
+import { ForesightError } from '../../core/foundation/errors.ts';
+import { fingerprint } from '../../core/foundation/fingerprint.ts';
+import { clearSecrets, containsSecret, redact } from '../../core/foundation/secrets.ts';
 import { emitStage } from '../../stages/emit/index.ts';
 
 function error(fn: () => unknown): ForesightError {

@@ -1,5 +1,5 @@
 /**
- * core/git.ts on real repositories: revisions from data never become options, and a shallow clone
+ * core/foundation/git.ts on real repositories: revisions from data never become options, and a shallow clone
  * is refused before anything is mined from it.
  */
 import { execFile } from 'node:child_process';
@@ -8,14 +8,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ForesightError } from '../../core/errors.ts';
-import { assertFullClone, notAnOption, revParse } from '../../core/git.ts';
+import { ForesightError } from '../../core/foundation/errors.ts';
+import { assertFullClone, notAnOption, revParse } from '../../core/foundation/git.ts';
 import { gitRepo, type GitRepo } from '../helpers/git-repo.ts';
 
 const run = promisify(execFile);
 const git = async (cwd: string, ...args: string[]): Promise<string> => (await run('git', args, { cwd })).stdout.trim();
 
-describe('core/git.ts', () => {
+describe('core/foundation/git.ts', () => {
   let repo: GitRepo;
   let root: string;
   const shas: string[] = [];

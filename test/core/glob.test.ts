@@ -3,7 +3,7 @@
  * replaced got wrong; the rest pin the recipe semantics (anchored at the repository root, `/` paths).
  */
 import { describe, expect, it } from 'vitest';
-import { isLiteralGlob, matchesAny, matchesGlob } from '../../core/glob.ts';
+import { isLiteralGlob, matchesAny, matchesGlob } from '../../core/foundation/glob.ts';
 import { DEFAULT_DEPENDENCY_FILES } from '../../core/env/recipes/schema.ts';
 
 describe('globs (minimatch)', () => {

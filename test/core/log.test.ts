@@ -2,10 +2,10 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, onTestFinished, vi } from 'vitest';
-import { loadSecrets } from '../../core/config.ts';
-import { createLogger } from '../../core/log.ts';
-import { formatDuration, formatRate, MIN_LINE_INTERVAL_MS, stopProgressBars } from '../../core/progress.ts';
-import { clearSecrets, redact } from '../../core/secrets.ts';
+import { loadSecrets } from '../../core/foundation/config.ts';
+import { createLogger } from '../../core/foundation/log.ts';
+import { formatDuration, formatRate, MIN_LINE_INTERVAL_MS, stopProgressBars } from '../../core/foundation/progress.ts';
+import { clearSecrets, redact } from '../../core/foundation/secrets.ts';
 
 // Fake values, built so no scanner mistakes this file for one holding a real token.
 const SECRETS = {

@@ -8,8 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ForesightError } from '../../core/errors.ts';
-import { processScratch } from '../../core/scratch.ts';
+import { ForesightError } from '../../core/foundation/errors.ts';
+import { processScratch } from '../../core/foundation/scratch.ts';
 import { gitRepo, type GitRepo } from '../helpers/git-repo.ts';
 
 const run = promisify(execFile);
@@ -32,7 +32,7 @@ async function child(tmp: string, body: string): Promise<string> {
       `import { readdir } from 'node:fs/promises';`,
       `import { attributeFix } from ${JSON.stringify(join(ROOT, 'stages/szz/attribute.ts'))};`,
       `import { MetaChanges } from ${JSON.stringify(join(ROOT, 'stages/szz/meta.ts'))};`,
-      `import { processScratch } from ${JSON.stringify(join(ROOT, 'core/scratch.ts'))};`,
+      `import { processScratch } from ${JSON.stringify(join(ROOT, 'core/foundation/scratch.ts'))};`,
       body,
     ].join('\n'),
   );

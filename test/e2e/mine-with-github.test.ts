@@ -3,12 +3,12 @@ import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { readJsonl, readManifest, stageDir } from '../../core/artifacts.ts';
-import { loadConfig } from '../../core/config.ts';
-import type { StageName } from '../../core/stage.ts';
-import { CandidateSchema, type Candidate } from '../../core/model/candidate.ts';
-import { ExtractedChainSchema, type ExtractedChain } from '../../core/model/extracted.ts';
-import { ChainSchema, type Chain } from '../../core/model/chain.ts';
+import { readJsonl, readManifest, stageDir } from '../../core/foundation/artifacts.ts';
+import { loadConfig } from '../../core/foundation/config.ts';
+import type { StageName } from '../../core/foundation/stage.ts';
+import { CandidateSchema, type Candidate } from '../../core/foundation/model/candidate.ts';
+import { ExtractedChainSchema, type ExtractedChain } from '../../core/foundation/model/extracted.ts';
+import { ChainSchema, type Chain } from '../../core/foundation/model/chain.ts';
 import { demoWorkspace, runOn } from '../helpers/demo.ts';
 import { recordingLogger, startFakeGithub, type FakeGithub, type FakePr, type FakeRepo, type FakeUserText } from '../helpers/fake-github.ts';
 

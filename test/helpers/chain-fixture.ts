@@ -1,4 +1,4 @@
-import { ValidatedChainSchema, type ValidatedChain } from '../../core/model/validated.ts';
+import { ValidatedChainSchema, type ValidatedChain } from '../../core/foundation/model/validated.ts';
 
 const sha = (c: string) => c.repeat(40);
 const PR1_PATCH = [

@@ -6,8 +6,8 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { inject } from 'vitest';
 import { makeDemoRepo } from '../../pipeline/demo/make-demo-repo.ts';
-import { loadConfig, loadSecrets } from '../../core/config.ts';
-import { silentLogger } from '../../core/log.ts';
+import { loadConfig, loadSecrets } from '../../core/foundation/config.ts';
+import { silentLogger } from '../../core/foundation/log.ts';
 import { runPipeline, type RunPipelineOptions } from '../../pipeline/pipeline.ts';
 
 const run = promisify(execFile);

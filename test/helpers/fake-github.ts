@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Level, Logger } from '../../core/log.ts';
+import type { Level, Logger } from '../../core/foundation/log.ts';
 
 /**
  * A GitHub API on 127.0.0.1 (random port) for one repository: the REST endpoints the github source reads

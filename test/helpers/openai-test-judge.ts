@@ -2,7 +2,7 @@
 import { inspect } from 'node:util';
 import { expect } from 'vitest';
 import { z } from 'zod';
-import { ForesightError } from '../../core/errors.ts';
+import { ForesightError } from '../../core/foundation/errors.ts';
 import type { Judge, JudgeInput } from '../../judges/types.ts';
 import { judgeInputFixture } from './judge-input.ts';
 

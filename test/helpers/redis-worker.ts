@@ -4,8 +4,8 @@
  * SIGKILLed worker's job comes back within seconds. Prints `ready` once it takes jobs; SIGTERM: drain, exit 0.
  */
 import { handlerRegistry, startQueueWorker } from '../../core/queue/index.ts';
-import { createLogger } from '../../core/log.ts';
-import { loadConfig, NO_SECRETS } from '../../core/config.ts';
+import { createLogger } from '../../core/foundation/log.ts';
+import { loadConfig, NO_SECRETS } from '../../core/foundation/config.ts';
 import { workerHandlers } from '../../pipeline/worker/index.ts';
 import { TEST_HANDLERS } from './redis-kinds.ts';
 

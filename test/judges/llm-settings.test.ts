@@ -1,9 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { llmSettings } from '../../judges/providers/config.ts';
-import { loadConfig, loadSecrets } from '../../core/config.ts';
-import { clearSecrets } from '../../core/secrets.ts';
+import { loadConfig, loadSecrets } from '../../core/foundation/config.ts';
+import { clearSecrets } from '../../core/foundation/secrets.ts';
 import { makeProviders } from '../../judges/providers/registry.ts';
-import { ForesightError } from '../../core/errors.ts';
+import { ForesightError } from '../../core/foundation/errors.ts';
 import { useFakeOpenAI } from '../helpers/fake-openai.ts';
 import { API_KEY, expectNoKey, good, input, testJudge } from '../helpers/openai-test-judge.ts';
 

@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
-import type { Logger } from '../../core/log.ts';
+import type { Logger } from '../../core/foundation/log.ts';
 import { openaiProvider, schemaOf, type OpenAIProviderOptions } from '../../judges/providers/openai.ts';
-import { ForesightError } from '../../core/errors.ts';
+import { ForesightError } from '../../core/foundation/errors.ts';
 import { UnusableAnswerError } from '../../judges/errors.ts';
 import { startFakeOpenAI, useFakeOpenAI } from '../helpers/fake-openai.ts';
 import type { Judge } from '../../judges/types.ts';

@@ -8,7 +8,7 @@ import { openaiProvider } from '../../judges/providers/openai.ts';
 import { JUDGES } from '../../judges/registry.ts';
 import type { Judge, JudgeInput, Prompt } from '../../judges/types.ts';
 import { DATA_RULES, fenceId, outsideData } from '../../judges/untrusted.ts';
-import type { Eligibility } from '../../core/model/verdicts.ts';
+import type { Eligibility } from '../../core/foundation/model/verdicts.ts';
 import { startFakeOpenAI, type FakeOpenAI } from '../helpers/fake-openai.ts';
 
 function diff(file: string, lines: string[]): string {

@@ -7,7 +7,7 @@ import { solvabilityJudge } from '../../judges/solvability/index.ts';
 import { makeProviders } from '../../judges/providers/registry.ts';
 import { rulesProvider } from '../../judges/providers/rules.ts';
 import type { JudgeInput } from '../../judges/types.ts';
-import { loadConfig, loadSecrets, NO_SECRETS, type Config } from '../../core/config.ts';
+import { loadConfig, loadSecrets, NO_SECRETS, type Config } from '../../core/foundation/config.ts';
 
 // PR1 adds slugify; PR2 fixes it for consecutive spaces with a new helper and test.
 const PR1_LINE = 'return "-".join(text.lower().split(" "))';

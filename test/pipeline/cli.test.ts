@@ -4,9 +4,9 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { codeClosure } from '../../core/code-closure.ts';
-import { STAGES } from '../../core/stage.ts';
-import { PROJECT_ROOT } from '../../core/version.ts';
+import { codeClosure } from '../../core/foundation/code-closure.ts';
+import { STAGES } from '../../core/foundation/stage.ts';
+import { PROJECT_ROOT } from '../../core/foundation/version.ts';
 import { STAGE_DEFS } from '../../pipeline/registry.ts';
 
 interface Result {
@@ -107,13 +107,13 @@ describe('foresight CLI: bad input gets a clear error', () => {
 });
 
 describe('foresight --help and stages', () => {
-  it('--help gives examples and names every environment variable core/config.ts reads', async () => {
+  it('--help gives examples and names every environment variable core/foundation/config.ts reads', async () => {
     const r = await foresight(['--help']);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toContain('Examples:');
     expect(r.stdout).toContain('$ foresight demo');
     // The names config.ts reads, from its text: a variable added there without a help line fails here.
-    const config = await readFile(join(PROJECT_ROOT, 'core/config.ts'), 'utf8');
+    const config = await readFile(join(PROJECT_ROOT, 'core/foundation/config.ts'), 'utf8');
     const read = [...new Set([...config.matchAll(/'((?:FORESIGHT|HF|GITHUB|DOCKER)_[A-Z0-9_]+)'/g)].map((m) => m[1]!))];
     expect(read.length).toBeGreaterThan(30);
     const env = r.stdout.slice(r.stdout.indexOf('Environment'));

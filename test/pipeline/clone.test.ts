@@ -8,13 +8,13 @@ import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { cloneUrl, ensureClone } from '../../pipeline/clone.ts';
-import { loadConfig, loadSecrets } from '../../core/config.ts';
-import { clearSecrets, redact } from '../../core/secrets.ts';
-import { ForesightError } from '../../core/errors.ts';
+import { loadConfig, loadSecrets } from '../../core/foundation/config.ts';
+import { clearSecrets, redact } from '../../core/foundation/secrets.ts';
+import { ForesightError } from '../../core/foundation/errors.ts';
 import { makeDemoRepo } from '../../pipeline/demo/make-demo-repo.ts';
 import { recordingLogger } from '../helpers/fake-github.ts';
 import { gitRepo } from '../helpers/git-repo.ts';
-import { silentLogger } from '../../core/log.ts';
+import { silentLogger } from '../../core/foundation/log.ts';
 import { runPipeline } from '../../pipeline/pipeline.ts';
 
 const run = promisify(execFile);

@@ -6,14 +6,14 @@ import { pathToFileURL } from 'node:url';
 import { tsImport } from 'tsx/esm/api';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { readJsonl } from '../../core/artifacts.ts';
-import { codeClosure, packageName, type CodeClosure } from '../../core/code-closure.ts';
-import { loadConfig } from '../../core/config.ts';
-import { ForesightError } from '../../core/errors.ts';
-import { fingerprint } from '../../core/fingerprint.ts';
-import { silentLogger } from '../../core/log.ts';
-import type { StageDef, StageName } from '../../core/stage.ts';
-import { PROJECT_ROOT } from '../../core/version.ts';
+import { readJsonl } from '../../core/foundation/artifacts.ts';
+import { codeClosure, packageName, type CodeClosure } from '../../core/foundation/code-closure.ts';
+import { loadConfig } from '../../core/foundation/config.ts';
+import { ForesightError } from '../../core/foundation/errors.ts';
+import { fingerprint } from '../../core/foundation/fingerprint.ts';
+import { silentLogger } from '../../core/foundation/log.ts';
+import type { StageDef, StageName } from '../../core/foundation/stage.ts';
+import { PROJECT_ROOT } from '../../core/foundation/version.ts';
 import { STAGE_DEFS } from '../../pipeline/registry.ts';
 import { runStage, stageOutputPath, type StageResult } from '../../pipeline/run-stage.ts';
 
@@ -49,12 +49,12 @@ describe('the real stages: each closure contains what the stage runs', () => {
   });
 
   it('discover: the file classifier and the mainline history', async () => {
-    expect(await files('discover')).toContain('core/files.ts');
+    expect(await files('discover')).toContain('core/foundation/files.ts');
     expect(await files('discover')).toContain('core/history/mainline.ts');
   });
 
   it('extract: the git helpers', async () => {
-    expect(await files('extract')).toContain('core/git.ts');
+    expect(await files('extract')).toContain('core/foundation/git.ts');
   });
 
   it('judge: the judges it applies', async () => {

@@ -8,8 +8,8 @@ import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { STAGES } from '../../core/stage.ts';
-import { PROJECT_ROOT } from '../../core/version.ts';
+import { STAGES } from '../../core/foundation/stage.ts';
+import { PROJECT_ROOT } from '../../core/foundation/version.ts';
 
 interface Result {
   code: number | null;

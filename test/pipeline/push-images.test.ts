@@ -8,10 +8,10 @@
 import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { defaultConfig, loadConfig, loadSecrets } from '../../core/config.ts';
-import { ForesightError } from '../../core/errors.ts';
+import { defaultConfig, loadConfig, loadSecrets } from '../../core/foundation/config.ts';
+import { ForesightError } from '../../core/foundation/errors.ts';
 import { connectDocker, isDockerReachable } from '../../core/env/index.ts';
-import { silentLogger } from '../../core/log.ts';
+import { silentLogger } from '../../core/foundation/log.ts';
 import { pushImages } from '../../pipeline/push-images.ts';
 import { minedDemoCopy } from '../helpers/demo.ts';
 import { freePort, hasRegistryBin, startRegistry, type TestRegistry } from '../helpers/registry.ts';

@@ -5,7 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectDocker, removeStaleContainers } from '../../core/env/index.ts';
 import { QUEUE_NAME } from '../../core/queue/index.ts';
-import { PROJECT_ROOT } from '../../core/version.ts';
+import { PROJECT_ROOT } from '../../core/foundation/version.ts';
 import { minedDemoCopy } from '../helpers/demo.ts';
 import { startRedis, type TestRedis } from '../helpers/redis.ts';
 

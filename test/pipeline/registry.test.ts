@@ -5,11 +5,11 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { JUDGES } from '../../judges/registry.ts';
 import type { JudgeInput } from '../../judges/types.ts';
-import { ForesightError } from '../../core/errors.ts';
+import { ForesightError } from '../../core/foundation/errors.ts';
 import { parseStage, plan } from '../../pipeline/pipeline.ts';
 import { STAGE_DEFS } from '../../pipeline/registry.ts';
-import { STAGES } from '../../core/stage.ts';
-import { PROJECT_ROOT } from '../../core/version.ts';
+import { STAGES } from '../../core/foundation/stage.ts';
+import { PROJECT_ROOT } from '../../core/foundation/version.ts';
 import { SOURCES } from '../../core/sources/registry.ts';
 import { getRunner, runners } from '../../core/env/runners/registry.ts';
 

@@ -14,7 +14,7 @@ import { pathToFileURL } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isDockerReachable } from '../../core/env/index.ts';
-import { PROJECT_ROOT } from '../../core/version.ts';
+import { PROJECT_ROOT } from '../../core/foundation/version.ts';
 import { scriptJson, type ReportPageData } from '../../pipeline/report/index.ts';
 import { minedDemoCopy } from '../helpers/demo.ts';
 

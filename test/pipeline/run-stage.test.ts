@@ -5,13 +5,13 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { readJsonl, stageDir, toJsonl, writeAtomic } from '../../core/artifacts.ts';
-import { loadConfig, type Config } from '../../core/config.ts';
-import { ForesightError } from '../../core/errors.ts';
-import { fingerprint } from '../../core/fingerprint.ts';
-import { silentLogger } from '../../core/log.ts';
+import { readJsonl, stageDir, toJsonl, writeAtomic } from '../../core/foundation/artifacts.ts';
+import { loadConfig, type Config } from '../../core/foundation/config.ts';
+import { ForesightError } from '../../core/foundation/errors.ts';
+import { fingerprint } from '../../core/foundation/fingerprint.ts';
+import { silentLogger } from '../../core/foundation/log.ts';
 import { runStage, stageOutputPath, type RunStageOptions, type StageResult } from '../../pipeline/run-stage.ts';
-import type { StageDef } from '../../core/stage.ts';
+import type { StageDef } from '../../core/foundation/stage.ts';
 
 const REPO = 'acme/widgets';
 

@@ -5,9 +5,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { silentLogger } from '../../core/log.ts';
+import { silentLogger } from '../../core/foundation/log.ts';
 import { probeKind, redisQueue } from '../../core/queue/index.ts';
-import { FORESIGHT_VERSION, PROJECT_ROOT } from '../../core/version.ts';
+import { FORESIGHT_VERSION, PROJECT_ROOT } from '../../core/foundation/version.ts';
 import { startRedis, type TestRedis } from '../helpers/redis.ts';
 
 /** `foresight worker ...` as a user starts it, with a controlled environment. */

@@ -6,7 +6,7 @@
  */
 import { hostname } from 'node:os';
 import type Docker from 'dockerode';
-import { pidAlive } from '../../pid.ts';
+import { pidAlive } from '../../foundation/pid.ts';
 
 
 export const RUN_LABEL = 'foresight.run';

@@ -1,6 +1,6 @@
 /** What grading takes and gives (container/grade.ts): the row's grading bundle, the limits, the options, the scores and results. */
 import { z } from 'zod';
-import type { Config } from '../../config.ts';
+import type { Config } from '../../foundation/config.ts';
 import type { RunProblem } from '../runners/evidence.ts';
 import type { Runner, TestStatus } from '../runners/types.ts';
 import type { ServiceImageOptions } from '../services/image.ts';

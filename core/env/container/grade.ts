@@ -22,7 +22,7 @@
  * (`foresight eval`) decides with a gold run whether the patch caused it (noEvidenceUnderPatch).
  */
 import type Docker from 'dockerode';
-import { ForesightError } from '../../errors.ts';
+import { ForesightError } from '../../foundation/errors.ts';
 import { EVAL_RUNNER_PATH, EVAL_UID } from '../image/eval-image.ts';
 import { dockerError } from '../image/docker-image.ts';
 import { runProblem } from '../runners/evidence.ts';

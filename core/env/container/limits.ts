@@ -1,4 +1,4 @@
-import type { Config } from '../../config.ts';
+import type { Config } from '../../foundation/config.ts';
 
 /** What every container that runs repository code is held to (validate's chain containers, bisection, emit's gate, grading). */
 export interface ContainerLimits {

@@ -5,7 +5,7 @@
  * an eval image's /testbed), so both read reports, deadlines and truncated output the same way.
  */
 import type Docker from 'dockerode';
-import { ForesightError } from '../../errors.ts';
+import { ForesightError } from '../../foundation/errors.ts';
 import type { ParsedRun, Runner } from '../runners/types.ts';
 import { DROPPED, runExec, type ExecOutcome } from './exec.ts';
 

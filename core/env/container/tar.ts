@@ -4,7 +4,7 @@
  * files belong to the eval user (Docker's extraction keeps the headers' owner). Paths longer than
  * ustar's 100 bytes get a PAX header (Django's test paths can be long).
  */
-import { ForesightError } from '../../errors.ts';
+import { ForesightError } from '../../foundation/errors.ts';
 
 export interface TarFile {
   /** Relative path inside the archive (no leading /, no ..). */

@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import type Docker from 'dockerode';
-import { ForesightError } from '../../errors.ts';
+import { ForesightError } from '../../foundation/errors.ts';
 import { connectDocker } from '../connect.ts';
 import { withLock } from './lock.ts';
 import type { BuildLog } from './docker-image.ts';

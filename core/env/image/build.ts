@@ -7,9 +7,9 @@
 import { appendFile, mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type Docker from 'dockerode';
-import { ForesightError } from '../../errors.ts';
-import { absoluteGitDir } from '../../git.ts';
-import { redact } from '../../secrets.ts';
+import { ForesightError } from '../../foundation/errors.ts';
+import { absoluteGitDir } from '../../foundation/git.ts';
+import { redact } from '../../foundation/secrets.ts';
 import { buildFields } from '../recipes/schema.ts';
 import { BASE_PYTHON, type BaseImage } from './base.ts';
 import { aptScript, BUILD_USER, finishScript, installScript, prepScript, STOP_SCRIPT, VENV, VENV_PYTHON } from './build-scripts.ts';

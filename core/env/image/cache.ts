@@ -1,6 +1,6 @@
 /** The cache policy: when env and base images are removed, and their last use (see core/env/README.md). */
 import type Docker from 'dockerode';
-import { ForesightError } from '../../errors.ts';
+import { ForesightError } from '../../foundation/errors.ts';
 import { baseImageTag, DEFAULT_BASE_ALIAS } from './base.ts';
 import { connectDocker } from '../connect.ts';
 import { CREATED_LABEL, ENV_REPOSITORY, SERVICE_REPOSITORY } from './key.ts';

@@ -14,10 +14,10 @@
  */
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
-import { writeAtomic } from '../../artifacts.ts';
-import { ForesightError } from '../../errors.ts';
-import { fingerprint } from '../../fingerprint.ts';
-import { readBlob } from '../../git.ts';
+import { writeAtomic } from '../../foundation/artifacts.ts';
+import { ForesightError } from '../../foundation/errors.ts';
+import { fingerprint } from '../../foundation/fingerprint.ts';
+import { readBlob } from '../../foundation/git.ts';
 import type { StateRun } from '../container/run-report.ts';
 import type { RecipeCandidate } from '../recipes/detect.ts';
 import { runProblem } from '../runners/evidence.ts';

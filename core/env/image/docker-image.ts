@@ -1,6 +1,6 @@
 /** Docker image primitives shared by the image tiers (core/env/README.md): inspect, tag, error wrapping. */
 import type Docker from 'dockerode';
-import { ForesightError } from '../../errors.ts';
+import { ForesightError } from '../../foundation/errors.ts';
 
 export const statusCode = (err: unknown): number | undefined => (err as { statusCode?: number } | null)?.statusCode;
 

@@ -1,7 +1,7 @@
 /** What names an env image: its key (hash of what builds it), its tag and its labels (see core/env/README.md). */
-import { fingerprint } from '../../fingerprint.ts';
-import { git } from '../../git.ts';
-import { matchesAny } from '../../glob.ts';
+import { fingerprint } from '../../foundation/fingerprint.ts';
+import { git } from '../../foundation/git.ts';
+import { matchesAny } from '../../foundation/glob.ts';
 import { buildFields, type Recipe } from '../recipes/schema.ts';
 import { aptScript, finishScript, installScript, prepScript, STOP_SCRIPT } from './build-scripts.ts';
 

@@ -2,7 +2,7 @@
 import { mkdir, open, readFile, rm, stat } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
-import { pidAlive } from '../../pid.ts';
+import { pidAlive } from '../../foundation/pid.ts';
 
 /** Where lock files live by default (config images.lockDir overrides): one per key, across processes on this host. */
 export function defaultLockDir(): string {

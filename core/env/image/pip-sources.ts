@@ -8,8 +8,8 @@ import { execFile } from 'node:child_process';
 import { readFile, readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { splitCredentials } from '../../config.ts';
-import { registerSecret } from '../../secrets.ts';
+import { splitCredentials } from '../../foundation/config.ts';
+import { registerSecret } from '../../foundation/secrets.ts';
 import { BUILD_USER } from './build-scripts.ts';
 
 export interface PipSources {

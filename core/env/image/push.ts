@@ -13,8 +13,8 @@
  * sends an empty auth config, which suits a registry without login (a local or CI registry).
  */
 import type Docker from 'dockerode';
-import { registryProblem } from '../../config.ts';
-import { ForesightError } from '../../errors.ts';
+import { registryProblem } from '../../foundation/config.ts';
+import { ForesightError } from '../../foundation/errors.ts';
 import { assertDockerReachable } from '../daemon.ts';
 import { dockerError, inspectImage, logLine, splitRef, statusCode, type BuildLog } from './docker-image.ts';
 

@@ -11,7 +11,7 @@
  *    requirements.txt when there is no installable project; then pytest. Then the same without
  *    build isolation, the build backend installed unpinned first.
  */
-import { git } from '../../git.ts';
+import { git } from '../../foundation/git.ts';
 import { DEFAULT_DEPENDENCY_FILES, RecipeSchema, type Recipe } from './schema.ts';
 
 export interface DetectedRecipe {

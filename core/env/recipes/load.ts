@@ -7,7 +7,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { z } from 'zod';
-import { ForesightError } from '../../errors.ts';
+import { ForesightError } from '../../foundation/errors.ts';
 import { detectCandidates, listTree, type RecipeCandidate } from './detect.ts';
 import { pythonEra } from './python-era.ts';
 import { RecipeSchema, runnerNames, type Recipe } from './schema.ts';

@@ -14,7 +14,7 @@
  * its metaclasses break on CPython 3.8+ (`__class__ not set defining 'AbstractBaseUser'`), and no
  * served Debian release has a CPython older than 3.9.
  */
-import { git } from '../../git.ts';
+import { git } from '../../foundation/git.ts';
 
 /** CPython eras, then '3.7': PyPy 3.7 (bullseye's pypy3 7.3.5), only for code older than Python 3.6. */
 export const ERA_PYTHONS = ['3.9', '3.11', '3.13', '3.7'] as const;

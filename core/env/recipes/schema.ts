@@ -8,8 +8,8 @@
  * commit; `env`, `ignoreTests`, `testFiles` and `comment` only matter at test time.
  */
 import { z } from 'zod';
-import { ForesightError } from '../../errors.ts';
-import { matchesAny, matchesGlob } from '../../glob.ts';
+import { ForesightError } from '../../foundation/errors.ts';
+import { matchesAny, matchesGlob } from '../../foundation/glob.ts';
 import { runners } from '../runners/registry.ts';
 import { backendNames, DEFAULT_BACKEND } from '../services/registry.ts';
 

@@ -6,7 +6,7 @@
 import type { StateRun } from '../container/run-report.ts';
 import type { Runner } from './types.ts';
 
-/** Why our environment showed nothing (mirrors core/model/validated.ts INFRA_REASONS, minus env_build). */
+/** Why our environment showed nothing (mirrors core/foundation/model/validated.ts INFRA_REASONS, minus env_build). */
 export type RunInfraReason = 'timeout' | 'no_report' | 'runner_exit' | 'no_tests_collected';
 
 /** Why a run is not evidence: our infrastructure (`infra`), or the repository's code crashed the runner (`chain`). */

@@ -1,4 +1,4 @@
-import { ForesightError } from '../../errors.ts';
+import { ForesightError } from '../../foundation/errors.ts';
 import { djangoRunner } from './django/index.ts';
 import { pytestRunner } from './pytest/index.ts';
 import type { Runner } from './types.ts';

@@ -7,7 +7,7 @@
 import path from 'node:path';
 import { tmpdir } from 'node:os';
 import type Docker from 'dockerode';
-import { fingerprint } from '../../fingerprint.ts';
+import { fingerprint } from '../../foundation/fingerprint.ts';
 import { ensureBaseImage } from '../image/base.ts';
 import { aptScript } from '../image/build-scripts.ts';
 import { CLEAR_OWNER_LABELS, lastLines, openBuildLog, runBuildStep } from '../image/build.ts';
@@ -16,7 +16,7 @@ import { withLock } from '../image/lock.ts';
 import { touchImage } from '../image/cache.ts';
 import { SERVICE_REPOSITORY } from '../image/key.ts';
 import { forceRemove, ownerLabels, removeOnAbort } from '../container/cleanup.ts';
-import { ForesightError } from '../../errors.ts';
+import { ForesightError } from '../../foundation/errors.ts';
 import type { ServiceSpec } from './types.ts';
 
 export { SERVICE_REPOSITORY };

@@ -2,7 +2,7 @@
  * The database backends a recipe may name (`backends`), in a typed map: `sqlite` (no service, the
  * default) and the sidecar services. A recipe's names are checked against this map's keys.
  */
-import { ForesightError } from '../../errors.ts';
+import { ForesightError } from '../../foundation/errors.ts';
 import { mysql } from './mysql.ts';
 import { postgis, postgresql } from './postgresql.ts';
 import type { Backend } from './types.ts';

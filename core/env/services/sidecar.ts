@@ -6,7 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type Docker from 'dockerode';
-import { ForesightError } from '../../errors.ts';
+import { ForesightError } from '../../foundation/errors.ts';
 import { forceRemove, ownerLabels, removeNetwork, removeOnAbort } from '../container/cleanup.ts';
 import { runExec } from '../container/exec.ts';
 import { dockerError } from '../image/docker-image.ts';

@@ -1,9 +1,9 @@
 import { join } from 'node:path';
-import type { PullRequest } from '../../model/change.ts';
-import { ForesightError } from '../../errors.ts';
-import { assertGitRepo, git } from '../../git.ts';
-import type { Logger } from '../../log.ts';
-import type { Advisory } from '../../model/candidate.ts';
+import type { PullRequest } from '../../foundation/model/change.ts';
+import { ForesightError } from '../../foundation/errors.ts';
+import { assertGitRepo, git } from '../../foundation/git.ts';
+import type { Logger } from '../../foundation/log.ts';
+import type { Advisory } from '../../foundation/model/candidate.ts';
 import { commitToChange, prefixLookup } from '../../history/changes.ts';
 import { HttpCache } from '../../http/fetch-cache.ts';
 import type { RetryOptions } from '../../http/retry.ts';

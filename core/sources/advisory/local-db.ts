@@ -1,7 +1,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { opendir, readFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import type { Logger } from '../../log.ts';
+import type { Logger } from '../../foundation/log.ts';
 import { OsvRecordSchema, type OsvRecord } from './osv.ts';
 
 /**

@@ -1,5 +1,5 @@
-import { ForesightError } from '../../errors.ts';
-import type { Logger } from '../../log.ts';
+import { ForesightError } from '../../foundation/errors.ts';
+import type { Logger } from '../../foundation/log.ts';
 import type { HttpCache } from '../../http/fetch-cache.ts';
 import { fetchWithRetry, type RetryOptions } from '../../http/retry.ts';
 import { OsvRecordSchema, type OsvRecord, type PackageRef } from './osv.ts';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Advisory } from '../../model/candidate.ts';
+import type { Advisory } from '../../foundation/model/candidate.ts';
 
 /**
  * The parts of an OSV record (https://ossf.github.io/osv-schema/) foresight reads. The GitHub advisory

@@ -1,5 +1,5 @@
-import type { PullRequest } from '../../model/change.ts';
-import type { Reference } from '../../model/candidate.ts';
+import type { PullRequest } from '../../foundation/model/change.ts';
+import type { Reference } from '../../foundation/model/candidate.ts';
 
 /** Resolves what a message names to an earlier change (PullRequest.id), or null. */
 export interface RefResolver {

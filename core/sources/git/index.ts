@@ -1,4 +1,4 @@
-import type { Reference } from '../../model/candidate.ts';
+import type { Reference } from '../../foundation/model/candidate.ts';
 import type { Source } from '../types.ts';
 import { findReferences, tracTickets, type RefResolver } from './find-references.ts';
 import { commitToChange, prefixLookup } from '../../history/changes.ts';

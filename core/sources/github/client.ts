@@ -5,8 +5,8 @@ import { throttling } from '@octokit/plugin-throttling';
 import { Octokit } from '@octokit/rest';
 // bottleneck is @octokit/plugin-throttling's own scheduler (a dependency of it): used to space GraphQL calls.
 import Bottleneck from 'bottleneck';
-import { ForesightError } from '../../errors.ts';
-import type { Logger } from '../../log.ts';
+import { ForesightError } from '../../foundation/errors.ts';
+import type { Logger } from '../../foundation/log.ts';
 import { cacheKey, conditionalHeaders, HttpCacheStore, responseEntry, type CacheEntry } from '../../http/cache-store.ts';
 import { JsonDocuments } from '../../http/documents.ts';
 

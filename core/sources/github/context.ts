@@ -1,5 +1,5 @@
-import type { Logger } from '../../log.ts';
-import type { Comment, LinkedIssue } from '../../model/candidate.ts';
+import type { Logger } from '../../foundation/log.ts';
+import type { Comment, LinkedIssue } from '../../foundation/model/candidate.ts';
 import type { ChangeContext } from '../types.ts';
 import { statusOf, type GithubClient } from './client.ts';
 import type { GithubPr } from './list-prs.ts';

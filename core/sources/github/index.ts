@@ -1,4 +1,4 @@
-import type { PullRequest } from '../../model/change.ts';
+import type { PullRequest } from '../../foundation/model/change.ts';
 import type { ChangeContext, Source, SourceInput, SourceSettings } from '../types.ts';
 import { createGithubClient, githubApi, githubError, isLoopback, type ClientOptions, type GithubClient } from './client.ts';
 import { fetchContext } from './context.ts';

@@ -1,5 +1,5 @@
-import type { PullRequest } from '../../model/change.ts';
-import type { Reference } from '../../model/candidate.ts';
+import type { PullRequest } from '../../foundation/model/change.ts';
+import type { Reference } from '../../foundation/model/candidate.ts';
 import type { GithubPr } from './list-prs.ts';
 
 export interface Linked {

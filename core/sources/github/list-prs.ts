@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Logger } from '../../log.ts';
+import type { Logger } from '../../foundation/log.ts';
 import type { GithubClient } from './client.ts';
 
 /** The other side of a timeline event: the issue or PR that cross-referenced, or was connected to, an item. */

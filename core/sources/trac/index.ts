@@ -1,11 +1,11 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { PullRequest } from '../../model/change.ts';
-import { ForesightError } from '../../errors.ts';
-import type { Comment, Reference } from '../../model/candidate.ts';
+import type { PullRequest } from '../../foundation/model/change.ts';
+import { ForesightError } from '../../foundation/errors.ts';
+import type { Comment, Reference } from '../../foundation/model/candidate.ts';
 import { tracTickets } from '../git/find-references.ts';
 import { commitToChange, prefixLookup } from '../../history/changes.ts';
-import { writeAtomic } from '../../artifacts.ts';
+import { writeAtomic } from '../../foundation/artifacts.ts';
 import { HttpCache } from '../../http/fetch-cache.ts';
 import type { RetryOptions } from '../../http/retry.ts';
 import type { ChangeContext, Source, SourceInput, SourceResult, SourceSettings } from '../types.ts';

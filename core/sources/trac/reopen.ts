@@ -1,4 +1,4 @@
-import type { PullRequest } from '../../model/change.ts';
+import type { PullRequest } from '../../foundation/model/change.ts';
 import type { TicketEvent, TicketFeed } from './rss.ts';
 
 /** A change that names a ticket: its place in the history and whether it says "Fixed #N" (else "Refs #N"). */

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { chainBisectInput, classifyRun, decideAttribution, executionOutweighs, type BisectResult } from '../../../core/attribution/index.ts';
 import { getRunner, type StateRun } from '../../../core/env/index.ts';
-import type { PullRequest } from '../../../core/model/change.ts';
+import type { PullRequest } from '../../../core/foundation/model/change.ts';
 import { validatedChain } from '../../helpers/chain-fixture.ts';
 
 const pytest = getRunner('pytest');

@@ -12,13 +12,13 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bisectInducer, EraPool, type EraImage } from '../../../core/attribution/index.ts';
 import { applyCachePolicy, ChainEnvPool, CHOICE_FILE, connectDocker, DEFAULT_BASE_ALIAS, DEFAULT_LIMITS, eraEnvironment, EnvImages, isDockerReachable, openChainEnv, outgrownEnvironment, type ChoiceFile, type EnvironmentOptions, type StateRun } from '../../../core/env/index.ts';
-import { loadConfig } from '../../../core/config.ts';
+import { loadConfig } from '../../../core/foundation/config.ts';
 import { validateChain } from '../../../stages/validate/validate-chain.ts';
 import { validatedChain } from '../../helpers/chain-fixture.ts';
 import { getRunner } from '../../../core/env/index.ts';
-import { absoluteGitDir } from '../../../core/git.ts';
+import { absoluteGitDir } from '../../../core/foundation/git.ts';
 import { listChanges } from '../../../core/history/changes.ts';
-import { silentLogger } from '../../../core/log.ts';
+import { silentLogger } from '../../../core/foundation/log.ts';
 import { gitRepo, type GitRepo } from '../../helpers/git-repo.ts';
 
 const docker = connectDocker();

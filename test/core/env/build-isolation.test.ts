@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type Docker from 'dockerode';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ForesightError } from '../../../core/errors.ts';
+import { ForesightError } from '../../../core/foundation/errors.ts';
 import {
   APT_CAPS,
   applyCachePolicy,

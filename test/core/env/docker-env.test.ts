@@ -8,7 +8,7 @@ import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ForesightError } from '../../../core/errors.ts';
+import { ForesightError } from '../../../core/foundation/errors.ts';
 import {
   assertDockerReachable,
   DEFAULT_BASE_ALIAS,

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import Docker from 'dockerode';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ForesightError } from '../../../core/errors.ts';
+import { ForesightError } from '../../../core/foundation/errors.ts';
 import { connectDocker, DEFAULT_BASE_ALIAS, isDockerReachable, openChainEnv } from '../../../core/env/index.ts';
 import { forceRemove, ownerLabels } from '../../../core/env/container/cleanup.ts';
 import {

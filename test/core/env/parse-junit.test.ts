@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { ForesightError } from '../../../core/errors.ts';
+import { ForesightError } from '../../../core/foundation/errors.ts';
 import { collectionErrorsFromOutput, parseJunit } from '../../../core/env/runners/pytest/parse-junit.ts';
 import { pytestRunner } from '../../../core/env/runners/pytest/index.ts';
 import { getRunner, runners } from '../../../core/env/runners/registry.ts';

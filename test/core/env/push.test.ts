@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ForesightError } from '../../../core/errors.ts';
+import { ForesightError } from '../../../core/foundation/errors.ts';
 import { connectDocker, isDockerReachable, pushedRef, pushImage } from '../../../core/env/index.ts';
 import { forceRemove, ownerLabels } from '../../../core/env/container/cleanup.ts';
 import { freePort, hasRegistryBin, REGISTRY_BIN, startRegistry, type TestRegistry } from '../../helpers/registry.ts';

@@ -3,10 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { silentLogger } from '../../../core/log.ts';
+import { silentLogger } from '../../../core/foundation/log.ts';
 import { defineJobKind, handlerRegistry, inProcessQueue, JobFailedError, probeHandler, probeKind, type ItemProgress } from '../../../core/queue/index.ts';
-import { registerSecret } from '../../../core/secrets.ts';
-import { FORESIGHT_VERSION } from '../../../core/version.ts';
+import { registerSecret } from '../../../core/foundation/secrets.ts';
+import { FORESIGHT_VERSION } from '../../../core/foundation/version.ts';
 import { buggyKind, chainFailsKind, flakyKind, sharedKind, slowKind, TEST_HANDLERS } from '../../helpers/redis-kinds.ts';
 
 describe('in-process work queue (the default): the same handlers, run here', () => {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../../core/config.ts';
+import { loadConfig } from '../../../core/foundation/config.ts';
 import { redisUrlProblem } from '../../../core/queue/index.ts';
 
-describe('the queue settings (core/config.ts)', () => {
+describe('the queue settings (core/foundation/config.ts)', () => {
   it('no queue by default: items run in-process, one job per worker', () => {
     expect(loadConfig({}, {}).queue).toEqual({ url: null, concurrency: 1, lockSec: 30 });
   });

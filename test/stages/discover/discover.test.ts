@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { readJsonl, stageDir } from '../../../core/artifacts.ts';
-import { CandidateSchema, type Candidate } from '../../../core/model/candidate.ts';
+import { readJsonl, stageDir } from '../../../core/foundation/artifacts.ts';
+import { CandidateSchema, type Candidate } from '../../../core/foundation/model/candidate.ts';
 import { findReferences, hasFixKeywords, isRevert } from '../../../core/sources/git/find-references.ts';
 import { listMergedPrs, readMainline } from '../../../core/history/mainline.ts';
 import type { RefResolver } from '../../../core/sources/git/find-references.ts';

@@ -7,11 +7,11 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readJsonl, stageDir } from '../../../core/artifacts.ts';
-import { loadConfig } from '../../../core/config.ts';
+import { readJsonl, stageDir } from '../../../core/foundation/artifacts.ts';
+import { loadConfig } from '../../../core/foundation/config.ts';
 import { mainlineFiles } from '../../../core/history/mainline.ts';
-import { silentLogger } from '../../../core/log.ts';
-import { CandidateSchema, type Candidate } from '../../../core/model/candidate.ts';
+import { silentLogger } from '../../../core/foundation/log.ts';
+import { CandidateSchema, type Candidate } from '../../../core/foundation/model/candidate.ts';
 import { runPipeline } from '../../../pipeline/pipeline.ts';
 import { gitRepo, type GitRepo } from '../../helpers/git-repo.ts';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ForesightError } from '../../../core/errors.ts';
-import type { JudgedChain } from '../../../core/model/judged.ts';
+import { ForesightError } from '../../../core/foundation/errors.ts';
+import type { JudgedChain } from '../../../core/foundation/model/judged.ts';
 import { datasetCard, REPO_ID_PLACEHOLDER, setCardRepoId, sizeCategory, type CardInput } from '../../../stages/emit/dataset-card.ts';
 import { funnelOf, renderPlots, type Funnel, type PlotInput } from '../../../stages/emit/plots.ts';
 import { bars, hubMetadata, svgElements } from '../../helpers/card.ts';

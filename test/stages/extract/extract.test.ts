@@ -1,8 +1,8 @@
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { readJsonl, stageDir } from '../../../core/artifacts.ts';
-import { isSourceFile, isTestFile, isTestModule } from '../../../core/files.ts';
-import { ExtractedChainSchema, type ExtractedChain } from '../../../core/model/extracted.ts';
+import { readJsonl, stageDir } from '../../../core/foundation/artifacts.ts';
+import { isSourceFile, isTestFile, isTestModule } from '../../../core/foundation/files.ts';
+import { ExtractedChainSchema, type ExtractedChain } from '../../../core/foundation/model/extracted.ts';
 import { demoWorkspace, runOn } from '../../helpers/demo.ts';
 
 describe('extract on the generated demo repository', () => {

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { splitPatch } from '../../../stages/extract/split-patch.ts';
-import { ForesightError } from '../../../core/errors.ts';
+import { ForesightError } from '../../../core/foundation/errors.ts';
 import { gitRepo, type GitRepo } from '../../helpers/git-repo.ts';
 
 describe('splitPatch with file names git quotes', () => {

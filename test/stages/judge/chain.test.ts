@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { ForesightError } from '../../../core/errors.ts';
+import { ForesightError } from '../../../core/foundation/errors.ts';
 import { UnusableAnswerError } from '../../../judges/errors.ts';
 import { makeProviders } from '../../../judges/providers/registry.ts';
 import type { Providers } from '../../../judges/providers/registry.ts';
 import type { Judge, JudgeInput, JudgeName, JudgeProvider } from '../../../judges/types.ts';
-import { defaultConfig, NO_SECRETS } from '../../../core/config.ts';
+import { defaultConfig, NO_SECRETS } from '../../../core/foundation/config.ts';
 import { judgeChain } from '../../../stages/judge/chain.ts';
 import { deriveJudgement } from '../../../stages/judge/derive.ts';
 import { sumAnswers } from '../../../judges/providers/usage.ts';

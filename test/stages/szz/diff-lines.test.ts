@@ -4,7 +4,7 @@
  * reads "-- ..." (an SQL comment), which shows as "--- ..." like a file header.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ForesightError } from '../../../core/errors.ts';
+import { ForesightError } from '../../../core/foundation/errors.ts';
 import { attributeFix } from '../../../stages/szz/attribute.ts';
 import { blameLines } from '../../../stages/szz/blame.ts';
 import { fixedLines } from '../../../stages/szz/diff-lines.ts';

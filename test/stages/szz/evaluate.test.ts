@@ -16,7 +16,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ForesightError } from '../../../core/errors.ts';
+import { ForesightError } from '../../../core/foundation/errors.ts';
 import { evaluateSzz, readOracle, type OracleEntry } from '../../../stages/szz/evaluate.ts';
 import { gitRepo, type GitRepo } from '../../helpers/git-repo.ts';
 

@@ -1,9 +1,9 @@
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { readJsonl, stageDir } from '../../../core/artifacts.ts';
+import { readJsonl, stageDir } from '../../../core/foundation/artifacts.ts';
 import { parsePorcelain } from '../../../stages/szz/blame.ts';
 import { parseFixedLines } from '../../../stages/szz/diff-lines.ts';
-import { ChainSchema, type Chain } from '../../../core/model/chain.ts';
+import { ChainSchema, type Chain } from '../../../core/foundation/model/chain.ts';
 import { demoWorkspace, runOn } from '../../helpers/demo.ts';
 
 describe('szz on the generated demo repository', () => {

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { computeSets } from '../../../stages/validate/compute-sets.ts';
 import { FALLBACK_REASONS, validateOnBackends } from '../../../stages/validate/backends.ts';
-import type { Outcome, StateName, StateResult } from '../../../core/model/validated.ts';
+import type { Outcome, StateName, StateResult } from '../../../core/foundation/model/validated.ts';
 
 type States = Record<StateName, StateResult>;
 const state = (name: StateName, tests: Record<string, Outcome>): StateResult => ({ name, checkout: 'c', overlay: null, testFiles: [], outcome: { kind: 'ran' }, runs: 3, tests, collectionErrors: [], durationMs: 1 });

@@ -5,7 +5,7 @@ import type { StateRun } from '../../../core/env/index.ts';
 import { djangoRunner } from '../../../core/env/runners/django/index.ts';
 import { pytestRunner } from '../../../core/env/runners/pytest/index.ts';
 import type { TestStatus } from '../../../core/env/runners/types.ts';
-import type { Outcome, StateName, StateResult } from '../../../core/model/validated.ts';
+import type { Outcome, StateName, StateResult } from '../../../core/foundation/model/validated.ts';
 
 function state(name: StateName, tests: Record<string, Outcome>, extra: Partial<StateResult> = {}): StateResult {
   return { name, checkout: 'c', overlay: null, testFiles: [], outcome: { kind: 'ran' }, runs: 3, tests, collectionErrors: [], durationMs: 1, ...extra };

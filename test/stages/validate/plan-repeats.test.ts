@@ -9,7 +9,7 @@ import type { ChainEnv, StateRequest, StateRun } from '../../../core/env/index.t
 import { djangoRunner } from '../../../core/env/runners/django/index.ts';
 import { pytestRunner } from '../../../core/env/runners/pytest/index.ts';
 import type { TestStatus } from '../../../core/env/runners/types.ts';
-import { STATE_NAMES, type Outcome, type StateName, type StateResult } from '../../../core/model/validated.ts';
+import { STATE_NAMES, type Outcome, type StateName, type StateResult } from '../../../core/foundation/model/validated.ts';
 import { computeSets } from '../../../stages/validate/compute-sets.ts';
 import { MIN_SAMPLE, planRepeats, sampleOf } from '../../../stages/validate/plan-repeats.ts';
 import { runChainStates, type ChainStates, selection, type RepeatStrategy } from '../../../stages/validate/run-chain.ts';

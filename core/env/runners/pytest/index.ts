@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url';
-import { isTestModule } from '../../../files.ts';
+import { isTestModule } from '../../../foundation/files.ts';
 import type { ParseInput, ParsedRun, Runner } from '../types.ts';
 import { collectionErrorsFromOutput, parseJunit } from './parse-junit.ts';
 

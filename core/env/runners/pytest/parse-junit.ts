@@ -16,7 +16,7 @@
  * `<error message="collection failure">`: it yields a collection error, not a test.
  */
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
-import { ForesightError } from '../../../errors.ts';
+import { ForesightError } from '../../../foundation/errors.ts';
 import type { ParsedRun, TestStatus } from '../types.ts';
 
 const RANK: Record<TestStatus, number> = { pass: 0, skip: 1, error: 2, fail: 3 };

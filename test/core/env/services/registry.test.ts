@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { backendNames, backends, DEFAULT_BACKEND, getBackend, installScript, parseRecipe, RecipeSchema, SETTINGS_DIR } from '../../../../core/env/index.ts';
-import { ForesightError } from '../../../../core/errors.ts';
+import { ForesightError } from '../../../../core/foundation/errors.ts';
 
 describe('backend registry', () => {
   it('sqlite is the default and needs no service; every other backend is a well-formed service', () => {

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { commitChangeId } from '../../../../core/model/change.ts';
-import { CommentSchema, LinkedIssueSchema } from '../../../../core/model/candidate.ts';
+import { commitChangeId } from '../../../../core/foundation/model/change.ts';
+import { CommentSchema, LinkedIssueSchema } from '../../../../core/foundation/model/candidate.ts';
 import { harness, sha, type Harness } from './fixture.ts';
 
 const rest = (h: Harness) => h.fake.requests.filter((r) => r.method === 'GET');

@@ -1,7 +1,7 @@
 import { inspect } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { commitChangeId } from '../../../../core/model/change.ts';
-import { ForesightError } from '../../../../core/errors.ts';
+import { commitChangeId } from '../../../../core/foundation/model/change.ts';
+import { ForesightError } from '../../../../core/foundation/errors.ts';
 import { createGithubSource, githubSource, NO_TOKEN_REASON } from '../../../../core/sources/github/index.ts';
 import { harness, sha, type Harness } from './fixture.ts';
 

@@ -1,7 +1,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ForesightError } from '../../../../core/errors.ts';
+import { ForesightError } from '../../../../core/foundation/errors.ts';
 import { createGithubSource } from '../../../../core/sources/github/index.ts';
 import { harness, type Harness } from './fixture.ts';
 

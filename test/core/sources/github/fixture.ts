@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { commitChangeId, type PullRequest } from '../../../../core/model/change.ts';
+import { commitChangeId, type PullRequest } from '../../../../core/foundation/model/change.ts';
 import { createGithubSource } from '../../../../core/sources/github/index.ts';
 import type { Source, SourceInput } from '../../../../core/sources/types.ts';
 import { recordingLogger, startFakeGithub, type FakeGithub, type FakeIssue, type FakePr, type FakeRepo, type FakeUserText } from '../../../helpers/fake-github.ts';

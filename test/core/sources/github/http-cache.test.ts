@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { cacheKey, CacheEntrySchema, HttpCacheStore } from '../../../../core/http/cache-store.ts';
-import { silentLogger } from '../../../../core/log.ts';
+import { silentLogger } from '../../../../core/foundation/log.ts';
 import { createGithubClient, type GithubClient } from '../../../../core/sources/github/client.ts';
 
 const TOKEN = ['ghp', 'cacheTestToken0123456789'].join('_');

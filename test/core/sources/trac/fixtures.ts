@@ -1,4 +1,4 @@
-import type { PullRequest } from '../../../../core/model/change.ts';
+import type { PullRequest } from '../../../../core/foundation/model/change.ts';
 import { hookComment, type FakeTracTicket } from '../../../helpers/fake-trac.ts';
 
 /** A full 40-hex sha made from a short tag (deterministic). */

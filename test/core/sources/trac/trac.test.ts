@@ -2,8 +2,8 @@ import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { silentLogger } from '../../../../core/log.ts';
-import { CommentSchema } from '../../../../core/model/candidate.ts';
+import { silentLogger } from '../../../../core/foundation/log.ts';
+import { CommentSchema } from '../../../../core/foundation/model/candidate.ts';
 import {
   createTracSource,
   fixedReopenings,

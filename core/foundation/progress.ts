@@ -3,7 +3,7 @@
  * long is left. On a terminal a cli-progress bar is redrawn in place, with log lines printed above it;
  * elsewhere (CI, a pipe) a plain line is printed for the first update, the first computed item, the last
  * one, and otherwise at most every few seconds, less often as the loop runs on, so the log of an
- * hours-long validate stays readable. core/log.ts owns when and where; this module owns the arithmetic,
+ * hours-long validate stays readable. core/foundation/log.ts owns when and where; this module owns the arithmetic,
  * the wording and the bar.
  */
 import cliProgress from 'cli-progress';

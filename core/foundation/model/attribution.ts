@@ -1,10 +1,15 @@
 /**
- * How a chain's PR1 was attributed (issue 12): what execution (the bisection of PR2's fail->pass tests),
+ * How a chain's PR1 was attributed: what execution (the bisection of PR2's fail->pass tests),
  * blame and references named, the steps the bisection ran and what it cost. Emitted in `mining_evidence`.
  */
 import { z } from 'zod';
-import { ATTRIBUTION_METHODS } from '../attribution/decide.ts';
-import { BISECT_KINDS } from '../attribution/types.ts';
+
+/** Which sources name PR1: execution, blame, an explicit reference, or an agreement of several. */
+export const ATTRIBUTION_METHODS = ['execution', 'blame', 'reference', 'execution+blame', 'execution+reference', 'execution+blame+reference', 'blame+reference'] as const;
+export type AttributionMethod = (typeof ATTRIBUTION_METHODS)[number];
+
+/** Every way a bisection can end (core/attribution's BisectKind, as a list for schemas; the two are checked against each other there). */
+export const BISECT_KINDS = ['found', 'ambiguous', 'budget', 'no_bad_end', 'introduced', 'no_good_end', 'all_skipped', 'not_on_mainline', 'flaky'] as const;
 
 export const AttributionStepSchema = z.object({
   commit: z.string(),

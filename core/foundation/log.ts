@@ -19,7 +19,7 @@ export interface Logger {
   /**
    * `done` of `total` items of the loop `label` (call it with 0 when the loop starts, so the rate counts
    * from there): a bar with rate and ETA on a terminal, a plain line now and then elsewhere
-   * (core/progress.ts), and one line per call in the file log.
+   * (core/foundation/progress.ts), and one line per call in the file log.
    */
   progress(label: string, done: number, total: number, opts?: ProgressOptions): void;
   child(fields: Record<string, unknown>): Logger;

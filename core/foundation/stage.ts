@@ -52,7 +52,7 @@ export interface StageDef<I, O> {
   name: StageName;
   /**
    * The stage module's own `import.meta.url`. Its code fingerprint is the closure of what this module
-   * runs (core/code-closure.ts): every module it imports, the files they read and the packages' versions.
+   * runs (core/foundation/code-closure.ts): every module it imports, the files they read and the packages' versions.
    */
   entry: string;
   /** The configuration values this stage reads (fingerprinted). */

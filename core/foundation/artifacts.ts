@@ -83,7 +83,7 @@ export const ManifestSchema = z.object({
   inputs: z.object({
     /** Hash of the upstream artifact's content, or of the repository state for the first stage. */
     upstream: z.string(),
-    /** Hash of the stage's code: the import closure of its entry module (core/code-closure.ts). */
+    /** Hash of the stage's code: the import closure of its entry module (core/foundation/code-closure.ts). */
     code: z.string(),
     /** Hash of the configuration values the stage reads. */
     config: z.string(),

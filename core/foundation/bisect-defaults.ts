@@ -1,4 +1,4 @@
-/** The bisection's defaults; the probe budgets are also validate's settings (core/config), which read them here. */
+/** The bisection's defaults; its probe budgets are also validate's settings (config.ts), which is why they live down here. */
 export const BISECT_DEFAULTS = { windowDays: 365, maxProbes: 28, maxGoodEndProbes: 16, maxImportHalving: 8, confirmRuns: 2 } as const;
 
 /** The bisection's probe budget, as BisectOptions names it. */

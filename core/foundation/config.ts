@@ -1,9 +1,8 @@
 import { z } from 'zod';
-import { BISECT_DEFAULTS } from './attribution/defaults.ts';
+import { BISECT_DEFAULTS } from './bisect-defaults.ts';
 import { ForesightError } from './errors.ts';
 import { registerSecret } from './secrets.ts';
-import { redisUrlProblem } from './queue/redis-url.ts';
-import { bad, httpUrl, int, parseIsoDate, positive, prices, registry, splitCredentials, type Origin } from './config-values.ts';
+import { bad, httpUrl, int, parseIsoDate, positive, prices, redisUrlProblem, registry, splitCredentials, type Origin } from './config-values.ts';
 
 export { parseIsoDate, registryProblem, splitCredentials } from './config-values.ts';
 
@@ -192,7 +191,7 @@ type Env = Readonly<Record<string, string | undefined>>;
 /** The environment variables whose values are credentials. */
 export const SECRET_VARS = ['GITHUB_TOKEN', 'GH_TOKEN', 'HF_TOKEN', 'FORESIGHT_LLM_API_KEY', 'OPENAI_API_KEY'] as const;
 
-/** The secrets in the environment, each registered for redaction (core/secrets.ts). */
+/** The secrets in the environment, each registered for redaction (core/foundation/secrets.ts). */
 export function loadSecrets(env: Env = processEnv()): Secrets {
   for (const name of SECRET_VARS) registerSecret(name, env[name]);
   const git = splitCredentials(env.FORESIGHT_GIT_URL?.trim() ?? '');
@@ -325,7 +324,7 @@ export function loadConfig(env: Env = processEnv(), flags: Flags = {}): Config {
   return parsed.data;
 }
 
-/** A `--queue` / FORESIGHT_QUEUE value, checked (core/queue/redis-url.ts says what is accepted). */
+/** A `--queue` / FORESIGHT_QUEUE value, checked (config-values.ts's redisUrlProblem says what is accepted). */
 function queueUrl(p: { origin: Origin; value: string } | undefined): string | null {
   if (!p) return null;
   const problem = redisUrlProblem(p.value);
