@@ -1,5 +1,5 @@
 /**
- * Interrupt trials (issue 7): SIGTERM and SIGINT at random points of validate, then a plain rerun, must
+ * Interrupt trials: SIGTERM and SIGINT at random points of validate, then a plain rerun, must
  * give output identical to an uninterrupted run, leave no container behind, and redo only what the
  * signal interrupted.
  *

@@ -1,5 +1,5 @@
 /**
- * Benchmark: validate on a fleet (issue 13). The same extracted chains are validated through a Redis
+ * Benchmark: validate on a fleet. The same extracted chains are validated through a Redis
  * queue by 1, then 2 (then more, as --workers says) local `foresight worker` processes; per pass the
  * coordinator's validate wall time, chains per minute, and the speed-up against one worker. Per-chain
  * costs (wall, in-container time, container starts) come from the validate items' `cost` fields, and the

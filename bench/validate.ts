@@ -1,5 +1,5 @@
 /**
- * Benchmark: validate's repeat strategies in one run, on the same extracted chains (issue 11): `all`
+ * Benchmark: validate's repeat strategies in one run, on the same extracted chains: `all`
  * (every state `runs` times, the old strategy), `candidates` (each state once, then only the tests that
  * can still be in a set; the default) and `gated` (the same, no repeat for an excluded chain). Per strategy: median wall seconds per validated chain, state runs
  * and runner starts per chain (a runner that runs repeats as passes of one process starts fewer times),

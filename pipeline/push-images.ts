@@ -1,5 +1,5 @@
 /**
- * `foresight push-images --repo owner/name --registry HOST[:PORT]/NAMESPACE` (issue #8 item 5): the eval
+ * `foresight push-images --repo owner/name --registry HOST[:PORT]/NAMESPACE`: the eval
  * images leave the machine and the rows name the pushed references. This is emit run again with
  * `images.registry` set, not a separate writer of rows: emit already owns which chains get an eval image
  * and what `docker_image` says, and its fingerprint includes the registry, so a later `foresight run`

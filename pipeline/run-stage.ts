@@ -1,6 +1,5 @@
 import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import PQueue from 'p-queue';
 import {
   Checkpoint,
   contentFingerprint,
@@ -17,6 +16,7 @@ import { codeClosure } from '../core/foundation/code-closure.ts';
 import { NO_SECRETS, type Config, type Secrets } from '../core/foundation/config.ts';
 import { redact } from '../core/foundation/secrets.ts';
 import { ForesightError } from '../core/foundation/errors.ts';
+import { resumableMap } from '../core/foundation/resumable.ts';
 import { fingerprint, type Fingerprint } from '../core/foundation/fingerprint.ts';
 import type { Logger } from '../core/foundation/log.ts';
 import { STAGES, type AnyStage, type RepoContext, type StageContext } from '../core/foundation/stage.ts';
@@ -121,49 +121,21 @@ export async function runStage(def: AnyStage, opts: RunStageOptions): Promise<St
     repoDir: repoDataDir(dataRoot, repo.name),
     signal: opts.signal ?? new AbortController().signal,
     async forEach(list, feOpts, fn) {
-      const schema = feOpts.schema ?? def.output;
-      const results = new Array(list.length);
-      const queue = new PQueue({ concurrency: feOpts.concurrency ?? 1 });
-      let done = 0;
-      let loopReused = 0;
-      let failure: { error: unknown } | undefined;
-      // The loop's clock starts here, so the first item's time is in the rate.
-      if (list.length) log.progress(feOpts.label, 0, list.length);
-      const tasks = list.map((item, i) =>
-        queue.add(async () => {
-          // Once an item has failed, start no more: the queue would otherwise keep working after the stage failed.
-          if (failure) return;
-          try {
-            ctx.signal.throwIfAborted();
-            const key = fingerprint(def.name, code, cfg, item);
-            used.add(key);
-            // A checkpointed value of another shape (an older schema, a hand edit) is redone, never a crash.
-            const saved = checkpoint.has(key) ? schema.safeParse(checkpoint.get(key)) : null;
-            if (saved?.success) {
-              results[i] = saved.data;
-              reused++;
-              loopReused++;
-            } else {
-              if (saved) log.debug(`${feOpts.label}: ${feOpts.id(item)}: checkpoint does not fit the schema (${saved.error.issues[0]?.message}), redoing it`);
-              log.debug(`${feOpts.label}: ${feOpts.id(item)}`);
-              const out = schema.parse(await fn(item, key));
-              // A result that finished after an abort (SIGINT, SIGTERM) may come from killed containers: never kept.
-              ctx.signal.throwIfAborted();
-              await checkpoint.put(key, out);
-              results[i] = out;
-              computed++;
-            }
-            // Reused items took no time: the rate and ETA count only the computed ones.
-            log.progress(feOpts.label, ++done, list.length, { reused: loopReused });
-          } catch (error) {
-            failure ??= { error };
-          }
-        }),
-      );
-      // Every task settles (the running ones are checkpointed) before the first error is reported.
-      await Promise.all(tasks);
-      if (failure) throw failure.error;
-      return results;
+      const r = await resumableMap(list, {
+        checkpoint,
+        label: feOpts.label,
+        log,
+        signal: ctx.signal,
+        concurrency: feOpts.concurrency,
+        key: (item) => fingerprint(def.name, code, cfg, item),
+        id: feOpts.id,
+        schema: feOpts.schema ?? def.output,
+        compute: (item, key) => fn(item, key),
+      });
+      for (const k of r.keys) used.add(k);
+      reused += r.reused;
+      computed += r.computed;
+      return r.results;
     },
   };
 

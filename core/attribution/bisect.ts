@@ -9,8 +9,8 @@ import { commitToChange } from '../history/changes.ts';
 import { positions, type MainlineCommit } from '../history/mainline.ts';
 import type { PullRequest } from '../foundation/model/change.ts';
 import type { ChainEnv, Runner, StateRun } from '../env/index.ts';
-import { outgrownCandidate, runProblem } from '../env/index.ts';
-import { classifyRun, fileOfTest } from './classify-run.ts';
+import { outgrownCandidate, runProblem, testFileOf } from '../env/index.ts';
+import { classifyRun } from './classify-run.ts';
 import { BISECT_DEFAULTS } from '../foundation/bisect-defaults.ts';
 import { searchFirstBad } from './search.ts';
 import type { BisectResult, ProbeEnv, Step, StepRole, Verdict } from './types.ts';
@@ -62,11 +62,16 @@ function selectionOf(runner: Runner, failToPass: readonly string[], testFiles: s
   const out: Select = [];
   for (const id of failToPass) {
     const arg = runner.selectArg(id, testFiles);
-    const file = runner.testFileOf?.(id, testFiles) ?? id.split('::')[0];
+    const file = testFileOf(runner, id, testFiles);
     if (arg === null || !file) return null;
     out.push({ file, arg });
   }
   return out;
+}
+
+/** A probe whose era's environment did not build: no evidence either way. */
+function envBroken(problem: string): Verdict {
+  return { outcome: 'skip', reason: 'env_broken', detail: problem };
 }
 
 /** Bisect PR2's fail->pass tests to the first mainline commit where they stop passing. */
@@ -118,12 +123,12 @@ export async function bisectInducer(opts: BisectOptions): Promise<BisectResult> 
     const first = await runAt(commit, selectFor);
     let verdict: Verdict;
     if (first.kind === 'broken') {
-      verdict = { outcome: 'skip', reason: 'env_broken', detail: first.problem };
+      verdict = envBroken(first.problem);
     } else {
       const { env, runner } = first;
       const select = selectFor(runner);
       let r = first.run;
-      const unimportable = r.parsed.collectionErrors.find((f) => opts.failToPass.some((id) => fileOfTest(runner, id, testFiles) === f));
+      const unimportable = r.parsed.collectionErrors.find((f) => opts.failToPass.some((id) => testFileOf(runner, id, testFiles) === f));
       if (select && runProblem(r, runner.exitCodes) !== null && unimportable !== undefined) {
         // pytest exits 4 when the module of a selected id does not import: a skip either way, no second run.
         verdict = { outcome: 'skip', reason: 'import_error', detail: `${unimportable} cannot be imported` };
@@ -164,7 +169,7 @@ export async function bisectInducer(opts: BisectOptions): Promise<BisectResult> 
   const recheck = async (commit: string, role: StepRole): Promise<Step> => {
     const started = Date.now();
     const got = await runAt(commit, selectFor, true);
-    const verdict: Verdict = got.kind === 'broken' ? { outcome: 'skip', reason: 'env_broken', detail: got.problem } : classifyRun(got.run, got.runner, opts.failToPass, testFiles);
+    const verdict: Verdict = got.kind === 'broken' ? envBroken(got.problem) : classifyRun(got.run, got.runner, opts.failToPass, testFiles);
     return { commit, role, seconds: (Date.now() - started) / 1000, transplanted: true, ...verdict };
   };
 

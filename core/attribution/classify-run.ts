@@ -1,10 +1,5 @@
-import { runProblem, type Runner, type StateRun } from '../env/index.ts';
+import { runProblem, testFileOf, type Runner, type StateRun } from '../env/index.ts';
 import type { Verdict } from './types.ts';
-
-/** The requested test file a test id belongs to (the runner's rule, else pytest's `<file>::...`). */
-export function fileOfTest(runner: Runner, id: string, testFiles: readonly string[]): string | null {
-  return runner.testFileOf?.(id, testFiles) ?? id.split('::')[0] ?? null;
-}
 
 /**
  * Read one run as a bisection verdict on the fail->pass tests: `bad` when one of them really fails,
@@ -19,7 +14,7 @@ export function classifyRun(run: StateRun, runner: Runner, failToPass: readonly 
   const passing: string[] = [];
   let skip: (Verdict & { outcome: 'skip' }) | null = null;
   for (const id of failToPass) {
-    const file = fileOfTest(runner, id, testFiles);
+    const file = testFileOf(runner, id, testFiles);
     const status = run.parsed.tests[id];
     if (status === 'fail' || status === 'error') failing.push(id);
     else if (status === 'pass') passing.push(id);

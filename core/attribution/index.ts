@@ -13,7 +13,7 @@ export { bisectInducer, type BisectOptions } from './bisect.ts';
 export { BISECT_DEFAULTS, bisectBudget, type BisectBudget } from '../foundation/bisect-defaults.ts';
 export { goodEndOrder } from './probe-order.ts';
 export { searchFirstBad, type SearchOptions } from './search.ts';
-export { classifyRun, fileOfTest } from './classify-run.ts';
+export { classifyRun } from './classify-run.ts';
 export { EraPool, type EraImage, type EraPoolOptions } from './era-pool.ts';
 export { ATTRIBUTION_METHODS, decideAttribution, executionOutweighs, type AttributionDecision, type AttributionMethod, type DecideOptions, type Disagreement } from './decide.ts';
 export { chainBisectInput, type ChainBisectInput } from './chain-input.ts';

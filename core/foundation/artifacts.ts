@@ -1,4 +1,4 @@
-import { mkdir, readFile, rename, rm, writeFile, appendFile, open } from 'node:fs/promises';
+import { mkdir, readFile, rename, rm, appendFile, open } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { z } from 'zod';
 import { ForesightError } from './errors.ts';
@@ -174,9 +174,4 @@ export class Checkpoint {
 
 export function contentFingerprint(text: string): Fingerprint {
   return fingerprint(text);
-}
-
-export async function writeText(path: string, text: string): Promise<void> {
-  await mkdir(dirname(path), { recursive: true });
-  await writeFile(path, text);
 }

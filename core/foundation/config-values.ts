@@ -26,6 +26,12 @@ export function int(origin: Origin, v: string, min: number): number {
   return n;
 }
 
+/** One of `allowed`; the first is the example the remedy gives. */
+export function oneOf<T extends string>(origin: Origin, v: string, allowed: readonly T[]): T {
+  if (!(allowed as readonly string[]).includes(v)) throw bad(origin, v, `one of ${allowed.join(', ')}`, allowed[0]!);
+  return v as T;
+}
+
 export function positive(origin: Origin, v: string): number {
   const n = Number(v);
   if (!v.trim() || !Number.isFinite(n) || n <= 0) throw bad(origin, v, 'a positive number', 'a number such as 1.5');
@@ -141,4 +147,12 @@ export function redisUrlProblem(value: string): string | null {
   if (!u.hostname) return 'a redis://HOST:PORT URL';
   if (u.pathname !== '' && u.pathname !== '/' && !/^\/\d{1,2}$/.test(u.pathname)) return 'a redis://HOST:PORT[/DB] URL';
   return null;
+}
+
+/** A queue address (redisUrlProblem says what is accepted), without a trailing slash. */
+export function redisUrl(origin: Origin, v: string): string {
+  const problem = redisUrlProblem(v);
+  // A password typed into the URL is not echoed back.
+  if (problem) throw bad(origin, v.replace(/\/\/[^@/]*@/, '//***@'), problem, 'redis://127.0.0.1:6379');
+  return v.replace(/\/+$/, '');
 }

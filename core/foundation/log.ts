@@ -1,5 +1,4 @@
-import { appendFileSync, mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
+import pino from 'pino';
 import { describeProgress, ProgressTracker, TerminalBars, type ProgressStats } from './progress.ts';
 import { redact } from './secrets.ts';
 
@@ -27,8 +26,14 @@ export interface Logger {
   toFile(path: string): void;
 }
 
+/** The structured log: pino writing JSON lines to one file. */
+interface FileLog {
+  dest: pino.DestinationStream & { destroy(): void };
+  pino: pino.Logger;
+}
+
 interface Sink {
-  file: string | null;
+  file: FileLog | null;
   level: Level;
   quiet: boolean;
   /** Bars on stderr when it is a terminal; null: plain lines. */
@@ -37,7 +42,30 @@ interface Sink {
   loops: Map<string, ProgressTracker>;
 }
 
-/** Structured JSON lines to a file; short human lines on stderr. */
+/**
+ * The file log. Synchronous: each line is written (to the kernel) before the call returns, so a process
+ * that exits right after logging (process.exit, an uncaught error, a signal) loses nothing, with no exit
+ * hook to get right; the log is a handful of lines a second, too few for buffering to pay. Appended, so
+ * processes sharing a file interleave whole lines.
+ */
+function openFileLog(path: string): FileLog {
+  const dest = pino.destination({ dest: path, sync: true, mkdir: true, append: true });
+  const log = pino(
+    {
+      level: 'debug',
+      // The fields readers know: time (ISO), level (its name), msg and the caller's own; no pid or hostname.
+      base: null,
+      timestamp: pino.stdTimeFunctions.isoTime,
+      formatters: { level: (label) => ({ level: label }) },
+      // Redaction by value, on the finished line (secrets.ts registers the JSON-escaped form of each secret too).
+      hooks: { streamWrite: redact },
+    },
+    dest,
+  );
+  return { dest, pino: log };
+}
+
+/** Structured JSON lines to a file (pino); short human lines on stderr. */
 export function createLogger(opts: { level?: Level; quiet?: boolean; file?: string } = {}): Logger {
   const sink: Sink = {
     file: null,
@@ -53,7 +81,7 @@ export function createLogger(opts: { level?: Level; quiet?: boolean; file?: stri
 
 function make(sink: Sink, bound: Record<string, unknown>): Logger {
   const toFile = (level: Level, msg: string, fields: Record<string, unknown>): void => {
-    if (sink.file) appendFileSync(sink.file, redact(JSON.stringify({ time: new Date().toISOString(), level, msg, ...fields })) + '\n');
+    sink.file?.pino[level](fields, msg);
   };
   const toTerminal = (line: string): void => {
     if (sink.bars) sink.bars.log(redact(line));
@@ -90,8 +118,9 @@ function make(sink: Sink, bound: Record<string, unknown>): Logger {
     },
     child: (fields) => make(sink, { ...bound, ...fields }),
     toFile(path) {
-      mkdirSync(dirname(path), { recursive: true });
-      sink.file = path;
+      // Opened afresh even for the same path: the folder may have been replaced since.
+      sink.file?.dest.destroy();
+      sink.file = openFileLog(path);
     },
   };
 }

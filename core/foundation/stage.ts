@@ -71,6 +71,5 @@ export interface StageDef<I, O> {
   run(items: I[], ctx: StageContext): Promise<StageOutput<O>>;
 }
 
-// A registry holds stages of different record types; each is checked by its own schemas at run time.
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+// A registry holds stages of different record types (hence `any`); each is checked by its own schemas at run time.
 export type AnyStage = StageDef<any, any>;

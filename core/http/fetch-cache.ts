@@ -1,3 +1,4 @@
+import PQueue from 'p-queue';
 import { cacheKey, conditionalHeaders, HttpCacheStore, isFresh, responseEntry, type CacheEntry } from './cache-store.ts';
 import { fetchWithRetry, HttpError, type RetryOptions } from './retry.ts';
 
@@ -36,31 +37,15 @@ export interface HttpCacheStats {
   stale: number;
 }
 
-/** A counting semaphore: at most `n` holders at once. */
-class Limiter {
-  private active = 0;
-  private readonly waiting: Array<() => void> = [];
-  constructor(private readonly n: number) {}
-  async run<T>(fn: () => Promise<T>): Promise<T> {
-    if (this.active >= this.n) await new Promise<void>((resolve) => this.waiting.push(resolve));
-    this.active++;
-    try {
-      return await fn();
-    } finally {
-      this.active--;
-      this.waiting.shift()?.();
-    }
-  }
-}
-
 export class HttpCache {
   readonly stats: HttpCacheStats = { requests: 0, notModified: 0, fresh: 0, retries: 0, stale: 0 };
   readonly store: HttpCacheStore;
-  private readonly limiter: Limiter;
+  /** Requests in flight: at most `concurrency`. */
+  private readonly limiter: PQueue;
 
   constructor(private readonly opts: HttpCacheOptions) {
     this.store = new HttpCacheStore(opts.dir);
-    this.limiter = new Limiter(Math.max(1, opts.concurrency ?? 4));
+    this.limiter = new PQueue({ concurrency: Math.max(1, opts.concurrency ?? 4) });
   }
 
   /** Where the entry for a GET of `url` with this Accept header lives. */
@@ -85,7 +70,7 @@ export class HttpCache {
 
     let result: { res: Response; body: string };
     try {
-      result = await this.limiter.run(() => {
+      result = await this.limiter.add(() => {
         this.stats.requests++;
         return fetchWithRetry(url, { method: 'GET', headers }, {
           ...this.opts,

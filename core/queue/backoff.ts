@@ -1,3 +1,5 @@
+import { exponentialBackoff, type Backoff } from '../http/retry.ts';
+
 /** Retries of infrastructure failures: attempts in all, and the first wait (doubled each time). */
 export interface RetryPolicy {
   attempts: number;
@@ -6,7 +8,7 @@ export interface RetryPolicy {
 
 export const DEFAULT_RETRY: RetryPolicy = { attempts: 3, backoffMs: 5_000 };
 
-/** The wait before attempt `attempt + 1`. */
-export function backoffDelay(policy: RetryPolicy, attempt: number): number {
-  return policy.backoffMs * 2 ** (attempt - 1);
+/** The policy's waits, for withRetry: the doubling BullMQ's 'exponential' backoff does on Redis, so a job waits alike in and out of process. */
+export function policyBackoff(policy: RetryPolicy): Backoff {
+  return exponentialBackoff(policy.backoffMs);
 }

@@ -1,8 +1,8 @@
 import { hostname } from 'node:os';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '../foundation/log.ts';
+import { withRetry } from '../http/retry.ts';
 import { JobFailedError } from './errors.ts';
-import { type RetryPolicy, backoffDelay } from './backoff.ts';
+import { type RetryPolicy, policyBackoff } from './backoff.ts';
 import type { HandlerRegistry } from './registry.ts';
 import { encodePayload, runHandler } from './run-handler.ts';
 import { SharedResources } from './shared.ts';
@@ -14,12 +14,13 @@ export interface InProcessQueueOptions {
   jobs: number;
   dataDir: string;
   log: Logger;
+  /** The stage's: handlers see its abort, and a submit settles once its handler has stopped. */
   signal?: AbortSignal;
   /** Default: one attempt, as a local run has always done. */
   retry?: RetryPolicy;
 }
 
-/** The default queue: each item runs here, now, through the same handler a worker would run. */
+/** The default queue: each item runs here, now, through the handler registered for its kind, checked as a worker would check it. */
 export function inProcessQueue(opts: InProcessQueueOptions): WorkQueue {
   const retry = opts.retry ?? { attempts: 1, backoffMs: 0 };
   const worker = `${hostname()}:${process.pid}`;
@@ -29,23 +30,33 @@ export function inProcessQueue(opts: InProcessQueueOptions): WorkQueue {
   const shared = new SharedResources(opts.log);
 
   async function execute<P, R>(kind: JobKind<P, R>, id: string, payload: unknown, sub: SubmitOptions): Promise<R> {
-    for (let attempt = 1; ; attempt++) {
-      const outcome = await runHandler(opts.handlers, kind.name, payload, {
-        id,
-        attempt,
-        worker,
-        dataDir: opts.dataDir,
+    let failed = '';
+    return withRetry(
+      async (attempt) => {
+        const outcome = await runHandler(opts.handlers, kind.name, payload, {
+          id,
+          attempt,
+          worker,
+          dataDir: opts.dataDir,
+          signal,
+          log: opts.log,
+          progress: async (p) => sub.onProgress?.({ ...p, id, worker }),
+          shared: (key, create, dispose) => shared.get(key, create, dispose),
+        });
+        if (outcome.status === 'done') return kind.result.parse(outcome.result);
+        const f = outcome.failure;
+        failed = f.message;
+        throw new JobFailedError(f.reason, kind.name, id, f.message, f.remedy);
+      },
+      {
+        attempts: retry.attempts,
+        backoff: policyBackoff(retry),
+        // Only the environment failing is worth another attempt; the item's own failures are results.
+        retryable: (err) => err instanceof JobFailedError && err.reason === 'infra',
         signal,
-        log: opts.log,
-        progress: async (p) => sub.onProgress?.({ ...p, id, worker }),
-        shared: (key, create, dispose) => shared.get(key, create, dispose),
-      });
-      if (outcome.status === 'done') return kind.result.parse(outcome.result);
-      const f = outcome.failure;
-      if (f.reason !== 'infra' || attempt >= retry.attempts || signal.aborted) throw new JobFailedError(f.reason, kind.name, id, f.message, f.remedy);
-      opts.log.warn(`${kind.name} ${id}: ${f.message}; retrying (attempt ${attempt + 1} of ${retry.attempts})`);
-      await sleep(backoffDelay(retry, attempt), undefined, { signal });
-    }
+        onRetry: ({ attempt }) => opts.log.warn(`${kind.name} ${id}: ${failed}; retrying (attempt ${attempt + 1} of ${retry.attempts})`),
+      },
+    );
   }
 
   return {

@@ -1,7 +1,8 @@
 /**
  * Where container work runs: in this process (the default), or as BullMQ jobs on Redis pulled by
- * `foresight worker` processes on any Docker host. Stages submit items (kind, content key, JSON payload)
- * and get results; handlers, keyed by kind, do the work. README.md in this folder has the semantics.
+ * `foresight worker` processes on any Docker host. A stage opens its queue with openWorkQueue, submits items
+ * (kind, content key, JSON payload) and gets results; handlers, keyed by kind, do the work. README.md in
+ * this folder has the semantics.
  */
 export type { ItemProgress, JobContext, JobHandler, JobKind, JobProgress, SubmitOptions, WorkQueue } from './types.ts';
 export { InfraError, JobFailedError, type JobFailureReason } from './errors.ts';

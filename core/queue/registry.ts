@@ -1,7 +1,7 @@
 import { ForesightError } from '../foundation/errors.ts';
 import type { JobHandler, JobKind } from './types.ts';
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+// Handlers of different payload and result types (hence `any`); each parses its own with its schemas.
 export type AnyJobHandler = JobHandler<any, any>;
 
 /** Handlers by kind name: what a worker (or the in-process queue) can run. */

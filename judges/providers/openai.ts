@@ -1,9 +1,10 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { inspect } from 'node:util';
-import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError } from 'openai';
+import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
 import type PQueue from 'p-queue';
 import type { z } from 'zod';
 import { ForesightError } from '../../core/foundation/errors.ts';
+import { exponentialBackoff, withRetry } from '../../core/http/retry.ts';
 import { UnusableAnswerError } from '../errors.ts';
 import type { Logger } from '../../core/foundation/log.ts';
 import type { Answer, Judge, JudgeInput, JudgeProvider, Usage } from '../types.ts';
@@ -16,12 +17,12 @@ export interface OpenAIProviderOptions {
   model: string;
   /** Per-request timeout (each attempt). Default 120 s. */
   timeoutMs?: number;
-  /** Retries the client makes on 408/409/429/5xx and connection errors, waiting as retry-after(-ms) says. Default 3. */
+  /** Retries on 408/409/429/5xx, connection errors and timeouts, waiting as retry-after(-ms) says. Default 3. */
   maxRetries?: number;
   fetch?: typeof fetch;
   /**
    * Limits requests in flight; share one queue among every provider of an endpoint (registry.ts). A
-   * request holds its slot through the client's retries, so a rate-limited endpoint is not hammered.
+   * request holds its slot through its retries, so a rate-limited endpoint is not hammered.
    */
   queue?: PQueue;
   /** Told once when the endpoint rejects JSON-schema structured outputs and JSON mode is used instead. */
@@ -51,14 +52,15 @@ export function openaiProvider(opts: OpenAIProviderOptions): JudgeProvider {
   const maxRetries = opts.maxRetries ?? DEFAULT_MAX_RETRIES;
   const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const baseFetch = opts.fetch ?? fetch;
-  // Every HTTP attempt (the client's own retries included) counts as a call of the answer it serves.
+  // Every HTTP attempt (retries included) counts as a call of the answer it serves.
   const attempts = new AsyncLocalStorage<{ requests: number }>();
 
   const client = new OpenAI({
     baseURL: opts.baseURL,
     apiKey,
     timeout: timeoutMs,
-    maxRetries,
+    // Retries are ours (withRetry in complete): the SDK's would be a second retry loop with its own Retry-After reading.
+    maxRetries: 0,
     fetch: (url, init) => {
       const counter = attempts.getStore();
       if (counter) counter.requests++;
@@ -75,7 +77,17 @@ export function openaiProvider(opts: OpenAIProviderOptions): JudgeProvider {
   let mode: Mode = 'json_schema';
 
   async function complete(judgeName: string, request: Request, counter: { requests: number }): Promise<Reply & { usage: Usage }> {
-    const send = () => attempts.run(counter, () => client.chat.completions.create({ model, temperature: 0, ...request }));
+    const send = () =>
+      attempts.run(counter, () =>
+        withRetry(() => client.chat.completions.create({ model, temperature: 0, ...request }), {
+          attempts: maxRetries + 1,
+          // The SDK's waits: 0.5 s doubled per retry, at most 8 s, jittered.
+          backoff: exponentialBackoff(500, { maxMs: 8_000, jitter: 0.25 }),
+          retryable,
+          onRetry: ({ error, attempt, delayMs }) =>
+            opts.log?.debug(redact(`the LLM endpoint ${endpoint} failed (${error instanceof Error ? error.message : String(error)}); retry ${attempt}/${maxRetries} in ${delayMs} ms`)),
+        }),
+      );
     try {
       const res = await (opts.queue ? opts.queue.add(send) : send());
       const choice = res.choices?.[0];
@@ -180,6 +192,16 @@ export function schemaOf(judge: Pick<Judge<unknown>, 'name' | 'schema'>): JsonSc
 /** JSON mode: the shape goes into the system prompt (and the word JSON, which JSON mode requires). */
 function withSchema(system: string, schema: JsonSchema): string {
   return `${system}\n\nReply with a single JSON object, in this key order, that matches this JSON schema:\n${JSON.stringify(schema)}`;
+}
+
+/** What the SDK retried before its retries became ours: connection failures and timeouts, 408, 409, 429, 5xx, or as x-should-retry says. */
+function retryable(err: unknown): boolean {
+  if (err instanceof APIUserAbortError) return false;
+  if (err instanceof APIConnectionError) return true;
+  if (!(err instanceof APIError) || err.status === undefined) return false;
+  const told = err.headers?.get('x-should-retry');
+  if (told === 'true' || told === 'false') return told === 'true';
+  return err.status === 408 || err.status === 409 || err.status === 429 || err.status >= 500;
 }
 
 /** A server without structured outputs answers 400 (some 422) naming the parameter it does not know. */

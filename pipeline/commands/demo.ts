@@ -8,12 +8,13 @@ import { dataRootOf, DEMO_REPO, settings, type CommonOpts } from './shared.ts';
 /** `foresight demo`: generate the bundled demo repository (once) and mine it end to end. */
 export async function runDemo(o: CommonOpts): Promise<void> {
   // The demo is generated here: no service knows it, whatever tokens the environment holds.
-  const opts = { ...o, repo: o.repo ?? DEMO_REPO, offline: true };
-  const { config } = settings(opts);
+  const offline = { offline: true };
+  const opts = { ...o, repo: o.repo ?? DEMO_REPO };
+  const { config } = settings('demo', opts, offline);
   const clone = join(repoDataDir(dataRootOf(config), opts.repo), 'clone');
   if (!opts.clone && !existsSync(clone)) {
     const { head } = await makeDemoRepo(clone);
     process.stderr.write(`generated the demo repository at ${clone} (head ${head.slice(0, 12)})\n`);
   }
-  await execute(opts, {});
+  await execute('demo', opts, {}, offline);
 }

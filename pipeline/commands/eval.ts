@@ -1,12 +1,12 @@
 import { existsSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { loadConfig, processEnv, type Flags } from '../../core/foundation/config.ts';
+import type { Flags } from '../../core/foundation/config.ts';
 import { assertDockerReachable, connectDocker, removeStaleContainers } from '../../core/env/index.ts';
 import { ForesightError } from '../../core/foundation/errors.ts';
 import { createLogger } from '../../core/foundation/log.ts';
 import { formatReport, gradeLimits, runEval, type Split } from '../eval/index.ts';
 import { abortOnSignals } from '../signals.ts';
-import { exitState } from './shared.ts';
+import { exitState, settings } from './shared.ts';
 
 export interface EvalOpts extends Flags {
   dataset: string;
@@ -23,7 +23,7 @@ export async function evaluate(opts: EvalOpts): Promise<void> {
       remedy: 'pass --predictions preds.jsonl (SWE-bench format) to grade an agent, or --gold to grade each row\'s own patch',
     });
   }
-  const config = loadConfig(processEnv(), { jobs: opts.jobs, verbose: opts.verbose, quiet: opts.quiet });
+  const { config } = settings('eval', opts);
   const log = createLogger({ level: config.log.level, quiet: config.log.quiet });
   const dataset = resolve(opts.dataset);
   if (!existsSync(dataset) || !statSync(dataset).isDirectory()) {

@@ -52,7 +52,7 @@ function describe(r: RecheckResult): string {
  * exclusion hold (report in data/<repo>/recheck/report.jsonl). Exit 1 when any differs or could not run.
  */
 export async function recheckCommand(o: RecheckOpts): Promise<void> {
-  const { config, secrets } = settings(o);
+  const { config, secrets } = settings('recheck', o);
   const log = createLogger({ level: config.log.level, quiet: config.log.quiet });
   const dataRoot = dataRootOf(config);
   const name = repoName(o.repo);

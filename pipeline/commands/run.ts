@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { repoDataDir } from '../../core/foundation/artifacts.ts';
 import { createLogger } from '../../core/foundation/log.ts';
+import type { Command, Flags } from '../../core/foundation/settings.ts';
 import type { StageName } from '../../core/foundation/stage.ts';
 import { ensureClone } from '../clone.ts';
 import { runPipeline } from '../pipeline.ts';
@@ -9,9 +10,9 @@ import { abortOnSignals } from '../signals.ts';
 import { summarize } from '../summary.ts';
 import { dataRootOf, exitState, removeEmpty, repoName, settings, type CommonOpts } from './shared.ts';
 
-/** `foresight run` (and each stage's command, and push-images): the pipeline on one repository. */
-export async function execute(opts: CommonOpts, part: { from?: StageName; only?: StageName; push?: true }): Promise<void> {
-  const { config, secrets } = settings(opts);
+/** `foresight run` (and each stage's command, demo and push-images): the pipeline on one repository. */
+export async function execute(command: Command, opts: CommonOpts, part: { from?: StageName; only?: StageName; push?: true }, forced: Flags = {}): Promise<void> {
+  const { config, secrets } = settings(command, opts, forced);
   const log = createLogger({ level: config.log.level, quiet: config.log.quiet });
   const dataRoot = dataRootOf(config);
   const name = repoName(opts.repo);

@@ -2,9 +2,10 @@ import { InvalidArgumentError } from 'commander';
 import { existsSync, statSync } from 'node:fs';
 import { readdir, rmdir } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { loadConfig, loadSecrets, processEnv, type Config, type Flags } from '../../core/foundation/config.ts';
+import { envSetting, loadConfig, loadSecrets, processEnv, type Config, type Secrets } from '../../core/foundation/config.ts';
 import { ForesightError } from '../../core/foundation/errors.ts';
 import { enableGitProfile } from '../../core/foundation/git.ts';
+import { flagsFor, type Command, type Flags } from '../../core/foundation/settings.ts';
 
 export const DEMO_REPO = 'demo/minilib';
 
@@ -45,11 +46,25 @@ export async function removeEmpty(dir: string, stop: string): Promise<void> {
   }
 }
 
-export function settings(opts: Flags): { config: Config; secrets: ReturnType<typeof loadSecrets> } {
-  const config = loadConfig(processEnv(), opts);
+/** The configuration the command loaded, for the error handler. */
+let loaded: Config | null = null;
+
+/**
+ * How every command gets its settings: the flags the settings table gives `command` (others in `opts` are
+ * the command's own), then the environment, then the defaults. `forced` flags win over what was typed (the
+ * demo is always offline).
+ */
+export function settings(command: Command, opts: object, forced: Flags = {}): { config: Config; secrets: Secrets } {
+  const config = loadConfig(processEnv(), { ...flagsFor(command, opts), ...forced });
   const secrets = loadSecrets(processEnv());
   if (config.debug.profileGit) enableGitProfile();
+  loaded = config;
   return { config, secrets };
+}
+
+/** Whether an error that ended the command is printed with its stack (FORESIGHT_DEBUG): also when the command loaded no configuration, or a bad one. */
+export function stackTraces(): boolean {
+  return loaded?.debug.stack ?? envSetting('debug.stack');
 }
 
 export function wholeNumber(min: number): (v: string) => number {

@@ -17,6 +17,6 @@ export async function stagesCommand(o: { files?: boolean }): Promise<void> {
 
 /** `foresight summary`: the emitted chains. */
 export async function summaryCommand(o: CommonOpts): Promise<void> {
-  const { config } = settings(o);
+  const { config } = settings('summary', o);
   process.stdout.write((await summarize(dataRootOf(config), repoName(o.repo))) + '\n');
 }

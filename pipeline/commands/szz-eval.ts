@@ -1,13 +1,12 @@
 import { resolve } from 'node:path';
 import { repoDataDir } from '../../core/foundation/artifacts.ts';
-import { loadConfig, processEnv } from '../../core/foundation/config.ts';
 import { ForesightError } from '../../core/foundation/errors.ts';
 import { git } from '../../core/foundation/git.ts';
 import { createLogger } from '../../core/foundation/log.ts';
 import { evaluateSzz, formatScores, readOracle, type OracleEntry, type SzzVariant } from '../../stages/szz/index.ts';
 import { abortOnSignals } from '../signals.ts';
-import { executeOracle, formatExecuteReport } from '../szz-execute.ts';
-import { dataRootOf, exitState, repoName } from './shared.ts';
+import { executeOracle, formatExecuteReport } from '../szz-eval/execute.ts';
+import { dataRootOf, exitState, repoName, settings } from './shared.ts';
 
 export interface SzzEvalOpts {
   clone: string;
@@ -32,7 +31,7 @@ export interface SzzEvalOpts {
 export async function szzEval(o: SzzEvalOpts): Promise<void> {
   if (o.ceiling && !o.execute) throw new ForesightError('szz-eval --ceiling needs --execute', { remedy: 'add --execute (the ceiling probes run the fixes\' tests in Docker)' });
   const clone = resolve(o.clone);
-  const config = loadConfig(processEnv(), { data: o.data, since: o.since, until: o.until, jobs: o.jobs, verbose: o.verbose, quiet: o.quiet });
+  const { config } = settings('szz-eval', o);
   const log = createLogger({ level: config.log.level, quiet: config.log.quiet });
   const oracle = (await inWindow(clone, await readOracle(o.oracle), config.discover.since, config.discover.until)).slice(0, o.limit);
   if (!o.execute) {

@@ -1,11 +1,11 @@
-import { loadConfig, loadSecrets, processEnv, type Flags } from '../../core/foundation/config.ts';
+import type { Flags } from '../../core/foundation/config.ts';
 import { createLogger } from '../../core/foundation/log.ts';
 import { abortOnSignals } from '../signals.ts';
+import { settings } from './shared.ts';
 
 /** `foresight worker`: take jobs from the queue until SIGINT/SIGTERM. */
 export async function workerCommand(o: Flags): Promise<void> {
-  const config = loadConfig(processEnv(), o);
-  const secrets = loadSecrets(processEnv());
+  const { config, secrets } = settings('worker', o);
   const log = createLogger({ level: config.log.level, quiet: config.log.quiet });
   // Loaded on use: BullMQ stays out of every other command's start-up.
   const { runWorker } = await import('../worker/index.ts');

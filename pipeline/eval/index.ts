@@ -1,5 +1,5 @@
 /**
- * `foresight eval` (issue #8): score an agent's predictions, or the gold patches, on an emitted dataset.
+ * `foresight eval`: score an agent's predictions, or the gold patches, on an emitted dataset.
  * X = share of FAIL_TO_PASS passing, Y = share of ANTICIPATION_FAIL_TO_PASS passing, gap = X − Y, per
  * instance and aggregated, graded in each row's tier-3 eval image (core/env gradeInstance).
  *  - rows.ts         the split's rows (zod; list fields and the grading bundle are JSON strings)
@@ -8,7 +8,7 @@
  *  - report.ts       the JSON report and the printed table
  */
 export { gradeLimits } from '../../core/env/index.ts';
-export { EVAL_GRADER_VERSION, runEval, runName, type EvalOptions, type EvalOutcome } from './run.ts';
+export { runEval, runName, type EvalOptions, type EvalOutcome } from './run.ts';
 export { GOLD_MODEL, goldPredictions, PredictionSchema, readPredictions, type Prediction } from './predictions.ts';
 export { EvalRowSchema, readRows, SPLITS, splitPath, type DatasetRows, type EvalRow, type Split } from './rows.ts';
 export { aggregate, formatReport, instanceReport, InstanceReportSchema, type EvalAggregate, type EvalReport, type InstanceReport } from './report.ts';

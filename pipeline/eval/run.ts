@@ -1,24 +1,21 @@
 /**
  * `foresight eval`: grade each row of an emitted dataset's split with its prediction in the row's eval
  * image (core/env gradeInstance), resumable per instance: results are checkpointed under
- * `<dataset>/eval/<run>/checkpoint.jsonl`, keyed by the row, the prediction and the limits, so a rerun
- * regrades only what changed (or was interrupted). A failure outside the patch (a missing eval image)
+ * `<dataset>/eval/<run>/checkpoint.jsonl`, keyed by the grading code, the row, the prediction and the
+ * limits, so a rerun regrades only what changed (or was interrupted). A failure outside the patch (a missing eval image)
  * is reported for that instance and not checkpointed; an abort stops at once and keeps nothing after it.
  */
 import { join, resolve } from 'node:path';
 import type Docker from 'dockerode';
-import PQueue from 'p-queue';
-import { Checkpoint, writeAtomic } from '../../core/foundation/artifacts.ts';
+import { writeAtomic } from '../../core/foundation/artifacts.ts';
 import { errorMessage, ForesightError } from '../../core/foundation/errors.ts';
 import { fingerprint } from '../../core/foundation/fingerprint.ts';
 import type { Logger } from '../../core/foundation/log.ts';
+import { codeKey, resumableMap, unkept } from '../../core/foundation/resumable.ts';
 import { getRunner, gradeInstance, noEvidenceUnderPatch, type GradeLimits, type GradeResult } from '../../core/env/index.ts';
 import { goldPredictions, GOLD_MODEL, readPredictions, type Prediction } from './predictions.ts';
 import { aggregate, instanceReport, InstanceReportSchema, type EvalReport, type InstanceReport } from './report.ts';
 import { readRows, type EvalRow, type Split } from './rows.ts';
-
-/** Bump when grading changes in a way the key's other inputs do not show: every instance is regraded. */
-export const EVAL_GRADER_VERSION = 'foresight-grade/2';
 
 export interface EvalOptions {
   /** The emitted dataset folder (holds jsonl/<split>.jsonl). */
@@ -78,58 +75,34 @@ export async function runEval(opts: EvalOptions): Promise<EvalOutcome> {
   const models = opts.predictions === 'gold' ? [GOLD_MODEL] : [...new Set([...preds.values()].map((p) => p.model_name_or_path))];
   const run = runName(opts.split, models);
   const dir = join(dataset, 'eval', run);
-  const checkpoint = await Checkpoint.open(join(dir, 'checkpoint.jsonl'));
   const reportPath = opts.out ? resolve(opts.out) : join(dir, 'report.json');
 
-  const results = new Array<InstanceReport | undefined>(todo.length);
   const errors: EvalReport['errors'] = [];
-  const used = new Set<string>();
-  let graded = 0;
-  let reused = 0;
-  let done = 0;
-  const queue = new PQueue({ concurrency: Math.max(1, opts.jobs) });
-  let failure: { error: unknown } | undefined;
-  // The progress clock starts here; checkpointed instances are left out of the rate.
-  if (todo.length) log.progress('grading', 0, todo.length);
-  await Promise.all(
-    todo.map(({ row, pred }, i) =>
-      queue.add(async () => {
-        if (failure) return;
-        try {
-          signal.throwIfAborted();
-          const key = fingerprint(EVAL_GRADER_VERSION, row, pred.model_patch, opts.limits, opts.predictions === 'gold');
-          used.add(key);
-          const saved = checkpoint.has(key) ? InstanceReportSchema.safeParse(checkpoint.get(key)) : null;
-          if (saved?.success) {
-            results[i] = { ...saved.data, model_name_or_path: pred.model_name_or_path };
-            reused++;
-          } else {
-            const out = await gradeOne(row, pred, opts).catch((err: unknown) => {
-              if (signal.aborted || !(err instanceof ForesightError)) throw err;
-              errors.push({ instance_id: row.instance_id, error: errorMessage(err) });
-              log.warn(`${row.instance_id}: not graded: ${errorMessage(err)}`);
-              return null;
-            });
-            // A result that finished after an abort may come from a killed container: never kept.
-            signal.throwIfAborted();
-            if (out) {
-              await checkpoint.put(key, out);
-              results[i] = out;
-              graded++;
-            }
-          }
-          log.progress('grading', ++done, todo.length, { reused });
-        } catch (error) {
-          failure ??= { error };
-        }
+  // The key covers the grading code (this module's import closure: the grader, the runners, their in-container scripts).
+  const code = await codeKey(import.meta.url);
+  const { results, fromCheckpoint, reused, computed, keys, checkpoint } = await resumableMap(todo, {
+    checkpoint: join(dir, 'checkpoint.jsonl'),
+    label: 'grading',
+    log,
+    signal,
+    concurrency: opts.jobs,
+    key: ({ row, pred }) => fingerprint(code, row, pred.model_patch, opts.limits, opts.predictions === 'gold'),
+    id: ({ row }) => row.instance_id,
+    schema: InstanceReportSchema.nullable(),
+    compute: ({ row, pred }) =>
+      gradeOne(row, pred, opts).catch((err: unknown) => {
+        if (signal.aborted || !(err instanceof ForesightError)) throw err;
+        // A failure outside the patch (a missing eval image): reported for that instance, never checkpointed.
+        errors.push({ instance_id: row.instance_id, error: errorMessage(err) });
+        log.warn(`${row.instance_id}: not graded: ${errorMessage(err)}`);
+        return unkept(null);
       }),
-    ),
-  );
-  if (signal.aborted) throw signal.reason;
-  if (failure) throw failure.error;
-  await checkpoint.compact(used);
+  });
+  await checkpoint.compact(keys);
+  const graded = computed - errors.length;
 
-  const instances = results.filter((r): r is InstanceReport => r !== undefined);
+  // A checkpointed report names the model of this run's prediction (the same patch may come from another run's file).
+  const instances = results.flatMap((r, i) => (r === null ? [] : [fromCheckpoint[i] ? { ...r, model_name_or_path: todo[i]!.pred.model_name_or_path } : r]));
   // A gradeable row without a prediction is a row the agent did not solve: 0 in the means.
   const unsubmitted = opts.predictions === 'gold' ? [] : noPrediction;
   const report: EvalReport = {

@@ -1,7 +1,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { stageDir } from '../../core/foundation/artifacts.ts';
-import { loadConfig, loadSecrets, processEnv } from '../../core/foundation/config.ts';
+import type { Config, Secrets } from '../../core/foundation/config.ts';
 import { ForesightError } from '../../core/foundation/errors.ts';
 import { createLogger } from '../../core/foundation/log.ts';
 import { hfDir } from '../../stages/emit/index.ts';
@@ -42,9 +42,8 @@ function locate(o: PublishCliOptions, dataRoot: string): { dataset: string; emit
   return { dataset, emitDir };
 }
 
-export async function runPublishCommand(o: PublishCliOptions, signal: AbortSignal): Promise<PublishOutcome> {
-  const config = loadConfig(processEnv(), { data: o.data, verbose: o.verbose, quiet: o.quiet });
-  const secrets = loadSecrets(processEnv());
+export async function runPublishCommand(o: PublishCliOptions, settings: { config: Config; secrets: Secrets }, signal: AbortSignal): Promise<PublishOutcome> {
+  const { config, secrets } = settings;
   const log = createLogger({ level: config.log.level, quiet: config.log.quiet });
   const { dataset, emitDir } = locate(o, resolve(config.data));
   return publish({

@@ -1,4 +1,5 @@
 import type { Logger } from '../../core/foundation/log.ts';
+import { exponentialBackoff, RetryableStatusError, retryAfterMs, withRetry } from '../../core/http/retry.ts';
 
 /**
  * `fetch` for the hub with 429 retried. @huggingface/hub 2.17.5 retries nothing on the hub's own API
@@ -19,32 +20,10 @@ export interface HubFetchOptions {
   signal?: AbortSignal;
 }
 
-/**
- * Seconds to wait from a Retry-After value (delta-seconds or an HTTP date, RFC 9110 §10.2.3), or null
- * when absent or unreadable.
- */
+/** Whole seconds a Retry-After value asks for (core/http/retry.ts reads it), or null when absent or unreadable. */
 export function parseRetryAfter(value: string | null, now: number = Date.now()): number | null {
-  if (value === null) return null;
-  const v = value.trim();
-  if (/^\d+$/.test(v)) return Number(v);
-  const at = Date.parse(v);
-  if (!/[a-z]/i.test(v) || Number.isNaN(at)) return null;
-  return Math.max(0, Math.ceil((at - now) / 1000));
-}
-
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      reject(signal!.reason);
-    };
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
+  const ms = retryAfterMs(value, now);
+  return ms === null ? null : Math.ceil(ms / 1000);
 }
 
 function describe(input: Parameters<typeof fetch>[0], init?: RequestInit): string {
@@ -57,19 +36,31 @@ function describe(input: Parameters<typeof fetch>[0], init?: RequestInit): strin
 export function hubFetch(opts: HubFetchOptions): typeof fetch {
   const inner = opts.fetch ?? fetch;
   const attempts = opts.attempts ?? 5;
-  const maxWaitSec = opts.maxWaitSec ?? 120;
-  const base = opts.baseDelayMs ?? 1000;
   return async (input, init) => {
-    for (let attempt = 1; ; attempt++) {
-      const res = await inner(input, init);
-      if (res.status !== 429 || attempt >= attempts) return res;
-      const asked = parseRetryAfter(res.headers.get('retry-after'));
-      if (asked !== null && asked > maxWaitSec) return res;
-      const waitMs = asked !== null ? asked * 1000 : base * 2 ** (attempt - 1);
-      // Free the connection before waiting.
-      await res.body?.cancel().catch(() => undefined);
-      opts.log.warn(`the hub answered 429 (rate limit) to ${describe(input, init)}: retrying in ${(waitMs / 1000).toFixed(1)} s (try ${attempt + 1} of ${attempts})`);
-      await sleep(waitMs, opts.signal ?? init?.signal ?? undefined);
+    try {
+      return await withRetry(
+        async () => {
+          const res = await inner(input, init);
+          if (res.status === 429) throw new RetryableStatusError(res);
+          return res;
+        },
+        {
+          attempts,
+          backoff: exponentialBackoff(opts.baseDelayMs ?? 1000),
+          maxRetryAfterMs: (opts.maxWaitSec ?? 120) * 1000,
+          retryable: (err) => err instanceof RetryableStatusError,
+          signal: opts.signal ?? init?.signal ?? undefined,
+          onRetry: async ({ error, attempt, delayMs }) => {
+            // Free the connection before waiting.
+            await (error as RetryableStatusError).response.body?.cancel().catch(() => undefined);
+            opts.log.warn(`the hub answered 429 (rate limit) to ${describe(input, init)}: retrying in ${(delayMs / 1000).toFixed(1)} s (try ${attempt + 1} of ${attempts})`);
+          },
+        },
+      );
+    } catch (err) {
+      // Out of tries, or asked to wait too long: the caller words the 429.
+      if (err instanceof RetryableStatusError) return err.response;
+      throw err;
     }
   };
 }

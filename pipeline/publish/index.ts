@@ -1,5 +1,5 @@
 /**
- * `foresight publish` (issue 10): an emitted dataset to the Hugging Face hub, in one commit guarded by
+ * `foresight publish`: an emitted dataset to the Hugging Face hub, in one commit guarded by
  * its parent, after a gate.
  *  - select-files.ts       which files of the emitted folder are the dataset (README.md, data/, verified/, plots/)
  *  - gate.ts               the gate: check-gold.ts, load-with-datasets.ts, scan-secrets.ts

@@ -1,5 +1,5 @@
 /**
- * `foresight report` (issue 10): one self-contained HTML page of an emitted dataset: the exclusion
+ * `foresight report`: one self-contained HTML page of an emitted dataset: the exclusion
  * funnel, emit's plots, a filterable table of every verified chain, and per chain (#chain=<instance_id>)
  * both diffs (diff2html), the four commits, every set, the per-state outcomes, the verdicts and the
  * exclusion reason.

@@ -3,10 +3,10 @@ import { ChainSchema, type Chain } from '../../core/foundation/model/chain.ts';
 import { extractChain, repoShortName } from '../../core/extract/chain.ts';
 import { ExtractedChainSchema, type ExtractedChain } from '../../core/foundation/model/extracted.ts';
 import { sourceSettings } from '../../core/sources/registry.ts';
-import { contextCollector } from './context.ts';
+import { contextCollector } from '../../core/extract/context.ts';
 
 /** A PR's diff split into source and tests (its test files as extract finds them: modules and collected data files). */
-export { splitPatch, type SplitPatch } from './split-patch.ts';
+export { splitPatch, type SplitPatch } from '../../core/extract/split-patch.ts';
 
 /**
  * extract: the four commits of each chain (mainline view: base = first parent of the merged commit),

@@ -1,5 +1,6 @@
+/** Folds a state's runs into one outcome per test (a state that could not run, or ran no evidence, says why). */
 import type { StateRun } from '../../core/env/index.ts';
-import { runProblem as envRunProblem, type Runner } from '../../core/env/index.ts';
+import { isIgnoredTest, runProblem as envRunProblem, type Recipe, type Runner } from '../../core/env/index.ts';
 import type { Outcome, StateName, StateOutcome, StateResult } from '../../core/foundation/model/validated.ts';
 
 export interface StateRequest {
@@ -53,4 +54,16 @@ export function aggregateRuns(req: StateRequest, runs: readonly StateRun[], exit
     if (kinds.size === 1 && kind !== undefined) failureKinds[id] = kind;
   }
   return { ...base, outcome: { kind: 'ran' }, tests, collectionErrors, ...(Object.keys(failureKinds).length ? { failureKinds } : {}), durationMs };
+}
+
+/** A state whose environment never built: it did not run, which is never read as "fails". */
+export function brokenState(req: StateRequest, problem: string): StateResult {
+  const { name, checkout, overlay, testFiles } = req;
+  return { name, checkout, overlay, testFiles, outcome: { kind: 'infra', reason: 'env_build', detail: problem }, runs: 0, tests: {}, collectionErrors: [], durationMs: 0 };
+}
+
+/** A recipe's ignored tests are never graded: they leave a state before the sets are computed. */
+export function withoutIgnoredTests(state: StateResult, recipe: Pick<Recipe, 'ignoreTests'> | null): StateResult {
+  if (!recipe?.ignoreTests.length) return state;
+  return { ...state, tests: Object.fromEntries(Object.entries(state.tests).filter(([id]) => !isIgnoredTest(recipe, id))) };
 }

@@ -1,5 +1,5 @@
 /**
- * Execution-confirmed attribution inside validate (issue 12): a validated chain whose PR2 has fail->pass
+ * Execution-confirmed attribution inside validate: a validated chain whose PR2 has fail->pass
  * tests has them bisected (core/attribution) in validate's environments and containers, bounded by blame's
  * candidates, on the backend its sets came from. Execution wins over blame and references; a first bad
  * commit of no change makes the chain `unattributed`. A bisection that cannot run is recorded, never evidence.
@@ -11,7 +11,7 @@ import { positions } from '../../core/history/mainline.ts';
 import type { Attribution } from '../../core/foundation/model/attribution.ts';
 import type { PullRequest } from '../../core/foundation/model/change.ts';
 import type { ValidatedChain } from '../../core/foundation/model/validated.ts';
-import { ChainContainers, type ContainerDeps } from './chain-containers.ts';
+import { ChainContainers, type ContainerDeps } from './backend-containers.ts';
 import type { EraEnv } from '../../core/env/index.ts';
 
 export interface AttributeDeps {
@@ -48,10 +48,7 @@ export async function attributeChain(v: ValidatedChain, deps: AttributeDeps): Pr
       changes,
       ...input,
       ...deps.budget,
-      envFor: async (commit, without) => {
-        const era = await deps.eraOf(commit, v.anticipation_test_files, without);
-        return era.kind === 'broken' ? { kind: 'broken', problem: era.problem } : containers.envOf(era);
-      },
+      envFor: async (commit, without) => containers.envOf(await deps.eraOf(commit, v.anticipation_test_files, without)),
       signal: deps.containers.signal,
       // Validate's S4 ran exactly this probe: PR2's tests laid over its base, where they fail.
       knownBad: v.PR2_FAIL_TO_PASS,

@@ -1,5 +1,5 @@
 /**
- * Database backends (issue 11): a chain is validated on the first backend its recipe names (SQLite by
+ * Database backends: a chain is validated on the first backend its recipe names (SQLite by
  * default, no service); when the deciding tests were skipped there (pr1_tests_skipped /
  * pr2_tests_skipped: the environment cannot show the fix, e.g. a PostgreSQL-only edge case), it is
  * validated again on the next backend, and so on. The row keeps the sets of the backend it ended on

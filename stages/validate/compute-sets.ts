@@ -1,3 +1,4 @@
+import { testFileOf } from '../../core/env/index.ts';
 import type { Exclusion } from '../../core/foundation/model/change.ts';
 import type { Outcome, StateName, StateResult } from '../../core/foundation/model/validated.ts';
 
@@ -17,7 +18,7 @@ type Effective = Outcome | 'absent';
 
 /** The test file a test id lives in (runner-specific); the default reads a pytest node id. */
 export type FileOf = (id: string, testFiles: readonly string[]) => string | null;
-const pytestFileOf: FileOf = (id) => id.split('::')[0] ?? null;
+const pytestFileOf: FileOf = (id, testFiles) => testFileOf(null, id, testFiles);
 
 /**
  * Outcome of a test at a base state (S1/S4). A test file that cannot be imported there but collects
@@ -114,19 +115,15 @@ function exclusionFor(states: Record<StateName, StateResult>, sets: Omit<ChainSe
   if (s3Crash !== null && !broken(['S4', 'S5'])) return ex('anticipation_not_gradeable', `S3: ${s3Crash}`);
   const pr2 = broken(['S3', 'S4', 'S5']);
   if (pr2) return ex('env_failed_pr2', pr2);
-  // A test skipped at a PR's head that did not pass before it might have flipped had it run:
-  // the environment cannot show it (a backend-only fix), which is not the same as "did not flip".
-  const skippedCandidates = (base: StateResult, head: StateResult): string[] =>
-    Object.entries(head.tests).filter(([id, o]) => o === 'skip' && base.tests[id] !== 'pass').map(([id]) => id).sort();
   if (!failsAtS1.length) {
-    const skipped = skippedCandidates(states.S1, states.S2);
+    const skipped = skippedAtHead(states.S1, states.S2);
     if (skipped.length) return ex('pr1_tests_skipped', `skipped at pr1_head: ${skipped.slice(0, 5).join(', ')}`);
     return ex('no_pr1_failure', 'every PR1 test passes (or is skipped) at pr1_base');
   }
   if (!sets.FAIL_TO_PASS.length) return ex('pr1_f2p_zero', `${failsAtS1.length} test(s) fail at pr1_base but none passes at pr1_head`);
   if (!sets.PASS_TO_PASS.length) return ex('pr1_p2p_empty', 'no PR1 test passes both at pr1_base and at pr1_head');
   if (!sets.PR2_FAIL_TO_PASS.length) {
-    const skipped = skippedCandidates(states.S4, states.S5);
+    const skipped = skippedAtHead(states.S4, states.S5);
     if (skipped.length) return ex('pr2_tests_skipped', `skipped at pr2_head: ${skipped.slice(0, 5).join(', ')}`);
     return ex('pr2_not_fail_to_pass', 'no PR2 test fails at pr2_base and passes at pr2_head');
   }
@@ -137,4 +134,12 @@ function exclusionFor(states: Record<StateName, StateResult>, sets: Omit<ChainSe
     return ex('anticipation_empty', `PR2's fail->pass tests already pass at pr1_head: ${sets.PR2_FAIL_TO_PASS.join(', ')}`);
   }
   return null;
+}
+
+/**
+ * The tests skipped at a PR's head that did not pass before it, sorted: they might have flipped had they run,
+ * and the environment cannot show it (a backend-only fix), which is not the same as "did not flip".
+ */
+export function skippedAtHead(base: StateResult, head: StateResult): string[] {
+  return Object.entries(head.tests).filter(([id, o]) => o === 'skip' && base.tests[id] !== 'pass').map(([id]) => id).sort();
 }

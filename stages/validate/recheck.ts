@@ -6,7 +6,7 @@
 import { errorMessage } from '../../core/foundation/errors.ts';
 import { ExtractedChainSchema, type ExtractedChain } from '../../core/foundation/model/extracted.ts';
 import type { ValidatedChain } from '../../core/foundation/model/validated.ts';
-import { ChainWork, type ChainWorkOptions } from './chain-work.ts';
+import { ChainWork, type ChainWorkOptions } from './validate-and-attribute.ts';
 
 /** The fields a rerun must reproduce. */
 export const RECHECKED_SETS = ['FAIL_TO_PASS', 'PASS_TO_PASS', 'p2p_excluded_gold_fail', 'ANTICIPATION_FAIL_TO_PASS', 'PR2_FAIL_TO_PASS', 'PR2_PASS_TO_PASS'] as const;

@@ -1,4 +1,5 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, onTestFinished, vi } from 'vitest';
@@ -75,6 +76,54 @@ describe('logger', () => {
     const text = await readFile(file, 'utf8');
     expect(JSON.parse(text.trim()).msg).toBe('using key <FORESIGHT_LLM_API_KEY>');
   });
+
+  it('each line carries time (ISO), level (its name), msg and the fields, and nothing else', async () => {
+    const file = join(dir, 'foresight.log.jsonl');
+    const log = createLogger({ quiet: true, file }).child({ stage: 'szz' });
+    log.debug('blamed', { change: '8', lines: 3 });
+    log.warn('slow');
+    const lines = (await readFile(file, 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(lines).toHaveLength(2);
+    expect(Object.keys(lines[0]!).sort()).toEqual(['change', 'level', 'lines', 'msg', 'stage', 'time']);
+    expect(lines[0]).toMatchObject({ level: 'debug', msg: 'blamed', stage: 'szz', change: '8', lines: 3 });
+    expect(new Date(lines[0]!.time as string).toISOString()).toBe(lines[0]!.time);
+    expect(lines[1]).toMatchObject({ level: 'warn', msg: 'slow', stage: 'szz' });
+  });
+
+  it('toFile moves the structured log to the new file', async () => {
+    const [a, b] = [join(dir, 'a', 'log.jsonl'), join(dir, 'b', 'log.jsonl')];
+    const log = createLogger({ quiet: true, file: a });
+    log.info('first');
+    log.toFile(b);
+    log.info('second');
+    expect((await readFile(a, 'utf8')).trim().split('\n').map((l) => (JSON.parse(l) as { msg: string }).msg)).toEqual(['first']);
+    expect((await readFile(b, 'utf8')).trim().split('\n').map((l) => (JSON.parse(l) as { msg: string }).msg)).toEqual(['second']);
+  });
+
+  it('a process that exits right after logging, or dies of an error, keeps every line', async () => {
+    const script = join(dir, 'exits.ts');
+    const logTs = join(import.meta.dirname, '../../core/foundation/log.ts');
+    await writeFile(
+      script,
+      [
+        `import { createLogger } from ${JSON.stringify(logTs)};`,
+        `const log = createLogger({ quiet: true, file: process.argv[2] });`,
+        `for (let i = 0; i < 500; i++) log.info('line ' + i, { pad: 'x'.repeat(200) });`,
+        `if (process.argv[3] === 'exit') { log.error('last words'); process.exit(3); }`,
+        `log.error('last words');`,
+        `throw new Error('crash');`,
+      ].join('\n'),
+    );
+    const tsx = join(import.meta.dirname, '../../node_modules/.bin/tsx');
+    for (const how of ['exit', 'throw']) {
+      const file = join(dir, `${how}.jsonl`);
+      const code = await new Promise<number | null>((resolve) => execFile(tsx, [script, file, how], (err) => resolve(err ? (err as { code?: number }).code ?? -1 : 0)));
+      expect(code, how).toBe(how === 'exit' ? 3 : 1);
+      const lines = (await readFile(file, 'utf8')).trim().split('\n');
+      expect(lines, how).toHaveLength(501);
+      expect(JSON.parse(lines.at(-1)!), how).toMatchObject({ level: 'error', msg: 'last words' });
+    }
+  }, 30_000);
 
   it('the terminal line is redacted too', () => {
     loadSecrets({ GITHUB_TOKEN: SECRETS.GITHUB_TOKEN });

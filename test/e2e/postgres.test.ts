@@ -1,5 +1,5 @@
 /**
- * A chain whose fix only shows on PostgreSQL (issue 11, item 2), end to end through real Docker: a
+ * A chain whose fix only shows on PostgreSQL, end to end through real Docker: a
  * generated pytest project whose tests reach the database through libpq's variables and skip when
  * FORESIGHT_DB is not postgresql. PR #1 adds a prefix search; PR #3 fixes it ignoring case (PostgreSQL's
  * LIKE is case-sensitive, SQLite's is not). On sqlite (the recipe's first backend) every test is skipped

@@ -107,17 +107,31 @@ describe('foresight CLI: bad input gets a clear error', () => {
 });
 
 describe('foresight --help and stages', () => {
-  it('--help gives examples and names every environment variable core/foundation/config.ts reads', async () => {
+  it('--help gives examples and names every environment variable the configuration reads', async () => {
     const r = await foresight(['--help']);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toContain('Examples:');
     expect(r.stdout).toContain('$ foresight demo');
-    // The names config.ts reads, from its text: a variable added there without a help line fails here.
-    const config = await readFile(join(PROJECT_ROOT, 'core/foundation/config.ts'), 'utf8');
-    const read = [...new Set([...config.matchAll(/'((?:FORESIGHT|HF|GITHUB|DOCKER)_[A-Z0-9_]+)'/g)].map((m) => m[1]!))];
+    // The names config.ts and its settings table read, from their text: a variable added there without a help line fails here.
+    const sources = await Promise.all(['config.ts', 'settings.ts'].map((f) => readFile(join(PROJECT_ROOT, 'core/foundation', f), 'utf8')));
+    const read = [...new Set([...sources.join('\n').matchAll(/'((?:FORESIGHT|HF|GITHUB|DOCKER)_[A-Z0-9_]+)'/g)].map((m) => m[1]!))];
     expect(read.length).toBeGreaterThan(30);
     const env = r.stdout.slice(r.stdout.indexOf('Environment'));
     expect(read.filter((name) => !new RegExp(`\\b${name}\\b`).test(env))).toEqual([]);
+  });
+
+  it('a command refuses a setting flag that does not apply to it', async () => {
+    expectCleanError(await foresight(['summary', '--repo', 'acme/widgets', '--jobs', '2']), /unknown option '--jobs'/);
+  });
+
+  it('FORESIGHT_DEBUG prints the stack, read through the configuration even when another setting is bad', async () => {
+    const stack = /\n\s+at .*\.(ts|js):\d+/;
+    const bad = await foresight(['run', '--repo', 'acme/widgets', '--until', 'soon'], { FORESIGHT_DEBUG: '1' });
+    expect(bad.stderr).toMatch(/--until soon is not a date/);
+    expect(bad.stderr).toMatch(stack);
+    const worse = await foresight(['summary', '--repo', 'acme/widgets'], { FORESIGHT_DEBUG: '1', FORESIGHT_JOBS: 'many' });
+    expect(worse.stderr).toMatch(/FORESIGHT_JOBS=many is not a whole number/);
+    expect(worse.stderr).toMatch(stack);
   });
 
   it('run --help shows the stage choices and examples', async () => {

@@ -6,7 +6,7 @@
  */
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -18,6 +18,7 @@ import { applyCachePolicy, connectDocker, ensureBaseImage, ensureEvalImage, envI
 import { RecipeSchema } from '../../core/env/recipes/schema.ts';
 import { pytestRunner } from '../../core/env/runners/pytest/index.ts';
 import { gradeLimits, readPredictions, readRows, runEval, type EvalOptions } from '../../pipeline/eval/index.ts';
+import { copyProject } from '../helpers/code-copy.ts';
 import { gitRepo, type GitRepo } from '../helpers/git-repo.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -215,6 +216,25 @@ describe.skipIf(skip)('grading a dataset (real Docker, offline)', () => {
     expect(again).toMatchObject({ graded: 0, reused: 2 });
     expect(Date.now() - t0).toBeLessThan(5_000);
     expect(again.report.instances).toEqual(report.instances);
+  }, 300_000);
+
+  it('a one-line change to the grader (core/env/container/grade.ts) makes a rerun grade every row again', async () => {
+    const copy = await copyProject();
+    // A dataset of its own (with the checkpoint so far): the regrade must not replace the other tests' checkpoint.
+    const own = path.join(scratch, 'dataset-for-code-copy');
+    await cp(dataset, own, { recursive: true });
+    try {
+      type EvalModule = typeof import('../../pipeline/eval/index.ts');
+      const fromCopy = await copy.load<EvalModule>('pipeline/eval/index.ts');
+      // The same code in another folder keeps every key: the checkpoint is reused.
+      expect(await fromCopy.runEval(evalOpts(own, 'gold'))).toMatchObject({ graded: 0, reused: 2 });
+      await copy.editLine('core/env/container/grade.ts', /^function /);
+      const again = await fromCopy.runEval(evalOpts(own, 'gold'));
+      expect(again).toMatchObject({ graded: 2, reused: 0 });
+      expect(again.report.aggregate).toMatchObject({ instances: 2, mean_X: 1, mean_Y: 0 });
+    } finally {
+      await copy.remove();
+    }
   }, 300_000);
 
   it('an agent\'s predictions: an empty patch scores X = 0, a fix of the edge case Y = 1, rows without one count as 0; only a changed prediction is regraded', async () => {

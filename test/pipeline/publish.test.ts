@@ -1,5 +1,5 @@
 /**
- * `foresight publish` (issue 10 items 1 and 2) through the real CLI against a local hub on 127.0.0.1
+ * `foresight publish` through the real CLI against a local hub on 127.0.0.1
  * (test/helpers/fake-hub.ts): the demo is mined once, then published, raced, rate-limited, downloaded
  * back and loaded with the real `datasets` library; the gate is pinned by a test per refusal.
  */

@@ -1,5 +1,5 @@
 /**
- * `pushImages` on the demo through real Docker and a real registry on 127.0.0.1 (issue #8 item 5): emit
+ * `pushImages` on the demo through real Docker and a real registry on 127.0.0.1: emit
  * reruns with the registry set, the rows name `<registry>/foresight-eval:<key>`, and the registry holds
  * exactly those images (its manifest's config digest is the local image id); a row's image deleted
  * locally and pulled back by the row's name passes the gold check. (Demo eval-image keys are the same in

@@ -17,7 +17,8 @@ import { loadConfig } from '../../core/foundation/config.ts';
 import { connectDocker, DEFAULT_BASE_ALIAS, ensureImage, isDockerReachable } from '../../core/env/index.ts';
 import { silentLogger } from '../../core/foundation/log.ts';
 import { readOracle } from '../../stages/szz/index.ts';
-import { ceilingMainline, executeOracle, formatExecuteReport, type ExecuteReport } from '../../pipeline/szz-execute.ts';
+import { ceilingMainline, executeOracle, formatExecuteReport, type ExecuteReport } from '../../pipeline/szz-eval/execute.ts';
+import { copyProject } from '../helpers/code-copy.ts';
 import { gitRepo, type GitRepo } from '../helpers/git-repo.ts';
 
 const docker = connectDocker();
@@ -121,6 +122,26 @@ describe.skipIf(skip)('szz-eval --execute (Docker, a generated history)', () => 
     expect(again.blame).toEqual(first.blame);
     expect(again.dropped).toEqual(first.dropped);
   }, 60_000);
+
+  it('a one-line change to the execution code (pipeline/szz-eval/fix-probe.ts) makes a rerun execute the fix again', async () => {
+    const copy = await copyProject();
+    try {
+      type ExecuteModule = typeof import('../../pipeline/szz-eval/execute.ts');
+      const fromCopy = await copy.load<ExecuteModule>('pipeline/szz-eval/execute.ts');
+      const oracle = (await readOracle(join(dataRoot, 'oracle.jsonl'))).filter((e) => e.fix === sha[5]);
+      const once = (): Promise<ExecuteReport> =>
+        fromCopy.executeOracle({ repo: 'gen/szzexec', clone: repo.dir, oracle, config, repoDir: join(dataRoot, 'gen__szzexec'), jobs: 1, log: silentLogger, signal: new AbortController().signal });
+      // The same code in another folder keeps the key: read from the checkpoint.
+      expect((await once()).rows[0]!.reused).toBe(true);
+      await copy.editLine('pipeline/szz-eval/fix-probe.ts', /^function /);
+      const again = await once();
+      expect(again.rows[0]!.reused).toBe(false);
+      expect(again.work.fixesRun).toBe(1);
+      expect(again.rows[0]!.execution).toMatchObject({ outcome: 'found', commit: sha[3] });
+    } finally {
+      await copy.remove();
+    }
+  }, 300_000);
 
   it("the bisection's budget (FORESIGHT_BISECT_*) is part of a fix's checkpoint key: the search stops within a smaller one, and the default redoes it", async () => {
     const small = loadConfig({ FORESIGHT_OFFLINE: '1', FORESIGHT_IMAGE: DEFAULT_BASE_ALIAS, FORESIGHT_BISECT_MAX_PROBES: '2', FORESIGHT_BISECT_GOOD_END_PROBES: '1' });

@@ -201,7 +201,7 @@ async function attemptPart(opts: GradeOptions, service: ServiceSession, plan: Pa
     guarded(what, () => runExec(container, ['sh', '-c', script, 'sh', ...args], { capture: 'combined', deadlineMs: GIT_STEP_MS, onDeadline: () => container.kill(), ...(stdin ? { stdin } : {}) }));
   const lay = async (what: string, files: TarFile[], at: string): Promise<void> => {
     if (files.length === 0) return;
-    const res = await sh(what, `mkdir -p "$1" && tar -x --no-same-owner --no-same-permissions -C "$1" -f -`, [at], makeTar(files, { uid: EVAL_UID, gid: EVAL_UID }));
+    const res = await sh(what, `mkdir -p "$1" && tar -x --no-same-owner --no-same-permissions -C "$1" -f -`, [at], await makeTar(files, { uid: EVAL_UID, gid: EVAL_UID }));
     if (res.exitCode !== 0) throw new ForesightError(`${what}: ${res.text.trim().slice(-500)}`, { remedy: 'check the eval image: /tmp must be writable by uid 65534', external: true });
   };
   const imageFault = (what: string, res: ExecOutcome): ForesightError =>

@@ -81,10 +81,25 @@ function buildDirs(recipe: { backends?: readonly string[] }): string[] {
   return services ? [VENV, SETTINGS_DIR] : [VENV];
 }
 
-/** The prep step (root, before the install): the directories the install step may write, owned by BUILD_USER. */
+/**
+ * The prep step (root, before the install): the directories the install step may write, owned by BUILD_USER,
+ * and the clone of /src at /tmp/testbed, given to BUILD_USER. Root clones because a clone's git directory
+ * may hold files only its owner reads (a partial clone's `.promisor`, a umask 077 checkout); the copy is
+ * the build user's. No repository code runs in a clone without checkout.
+ */
 export function prepScript(recipe: { backends?: readonly string[] }): string {
   const dirs = buildDirs(recipe).join(' ');
-  return ['set -eu', `mkdir -p ${dirs}`, `chmod 0755 ${dirs}`, `chown ${BUILD_USER} ${dirs}`].join('\n');
+  return [
+    'set -eu',
+    `mkdir -p ${dirs}`,
+    `chmod 0755 ${dirs}`,
+    `chown ${BUILD_USER} ${dirs}`,
+    "echo '[foresight] $ git clone --no-checkout /src /tmp/testbed'",
+    'rm -rf /tmp/testbed',
+    // /src belongs to the host's user: git refuses another uid's repository unless told it is safe.
+    "git -c safe.directory='*' clone -q --no-hardlinks --no-checkout /src /tmp/testbed",
+    `chown -R ${BUILD_USER} /tmp/testbed`,
+  ].join('\n');
 }
 
 /**
@@ -157,13 +172,11 @@ export function installScript(recipe: Pick<Recipe, 'install' | 'runner'> & { pyt
     `mkdir -p ${BUILD_HOME} || fail $? 'mkdir ${BUILD_HOME}'`,
     // /src belongs to the host's user, not to the build user: git would refuse it as a "dubious" repository.
     "git config --global safe.directory '*' || fail $? 'git config'",
-    `test -r /src/HEAD || fail 1 "the clone's git directory (/src) is not readable by uid ${BUILD_UID}: make it readable by others (chmod -R o+rX)"`,
     ...venv,
     `export VIRTUAL_ENV=${VENV} PATH=${VENV}/bin:$PATH`,
-    'step "git clone /src /tmp/testbed && git checkout $FORESIGHT_COMMIT"',
-    'rm -rf /tmp/testbed',
-    "git clone -q --no-hardlinks --no-checkout /src /tmp/testbed || fail $? 'git clone /src'",
-    'cd /tmp/testbed || fail 1 "no /tmp/testbed"',
+    // The prep step cloned /src to /tmp/testbed (without checkout) and gave it to the build user.
+    'step "git checkout $FORESIGHT_COMMIT (in the clone of /src at /tmp/testbed)"',
+    'cd /tmp/testbed || fail 1 "no /tmp/testbed (the prep step clones it)"',
     'if ! git cat-file -e "$FORESIGHT_COMMIT^{commit}" 2>/dev/null; then',
     "  git fetch -q origin '+refs/*:refs/foresight/*' >/dev/null 2>&1",
     'fi',

@@ -1,13 +1,13 @@
 /** The cache policy: when env and base images are removed, and their last use (see core/env/README.md). */
 import type Docker from 'dockerode';
 import { ForesightError } from '../../foundation/errors.ts';
+import { CACHE_LEVELS, type CacheLevel } from '../../foundation/settings.ts';
 import { baseImageTag, DEFAULT_BASE_ALIAS } from './base.ts';
 import { connectDocker } from '../connect.ts';
 import { CREATED_LABEL, ENV_REPOSITORY, SERVICE_REPOSITORY } from './key.ts';
 import { dockerError, inspectImage, splitRef, statusCode, tagImage } from './docker-image.ts';
 
-export type CacheLevel = 'none' | 'base' | 'env';
-export const CACHE_LEVELS: readonly CacheLevel[] = ['none', 'base', 'env'];
+export { CACHE_LEVELS, type CacheLevel };
 export const DEFAULT_CACHE_LEVEL: CacheLevel = 'env';
 export const DEFAULT_ENV_KEEP = 30;
 

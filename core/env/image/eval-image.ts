@@ -196,7 +196,7 @@ echo '[foresight] eval image ready'
 /** Host-side modules: the TypeScript sources, or their compiled JavaScript when running from dist/. */
 const HOST_MODULE = /\.(ts|js|mjs|cjs|map)$/;
 
-async function runnerTar(dir: string): Promise<{ tar: Buffer; files: string[] }> {
+async function runnerTar(dir: string): Promise<{ tar: Buffer; files: string[]; digest: string }> {
   const entries: TarFile[] = [];
   const walk = async (rel: string): Promise<void> => {
     const list = (await readdir(path.join(dir, rel), { withFileTypes: true })).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
@@ -211,7 +211,9 @@ async function runnerTar(dir: string): Promise<{ tar: Buffer; files: string[] }>
   };
   await walk('');
   const files = entries.map((f) => f.path.slice(EVAL_RUNNER_PATH.length));
-  return { tar: makeTar(entries, { uid: 0, gid: 0 }), files };
+  // The key hashes what the files are (path, mode, content), not the tar writer's bytes, which a library update may format differently.
+  const digest = fingerprint(entries.map((f) => [f.path, f.mode, createHash('sha256').update(f.content).digest('hex')]));
+  return { tar: await makeTar(entries, { uid: 0, gid: 0 }), files, digest };
 }
 
 function checkOptions(opts: EvalImageOptions): EvalHistory {
@@ -248,8 +250,7 @@ export async function ensureEvalImage(opts: EvalImageOptions): Promise<EvalImage
     throw new ForesightError(`env image ${opts.envImage} is not present`, { remedy: 'build it first (envImageFor / EnvImages.envImageFor)', external: true });
   }
   const runnerDir = await resolveRunnerDir(opts.runner);
-  const { tar, files } = await runnerTar(runnerDir);
-  const tarDigest = createHash('sha256').update(tar).digest('hex');
+  const { tar, files, digest: tarDigest } = await runnerTar(runnerDir);
   const testEnv = Object.entries(opts.testEnv ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   const keyOf = (h: EvalHistory): string => fingerprint(EVAL_RECIPE_VERSION, env.Id, opts.baseCommit, h, tarDigest, BUILD_SCRIPT, ...(testEnv.length ? [testEnv] : [])).slice(0, 24);
   let history = requested;

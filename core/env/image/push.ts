@@ -1,5 +1,5 @@
 /**
- * Eval images leave the machine (issue #8 item 5): `foresight-eval:<key>` is tagged
+ * Eval images leave the machine: `foresight-eval:<key>` is tagged
  * `<registry>/foresight-eval:<key>` and pushed with the daemon's own push, so a dataset row can name an
  * image anyone can pull. Docker uploads only the layers the registry lacks; the push itself is skipped
  * when the registry's tag already names this image's manifest (the daemon recorded that manifest's digest

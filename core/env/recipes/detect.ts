@@ -11,6 +11,7 @@
  *    requirements.txt when there is no installable project; then pytest. Then the same without
  *    build isolation, the build backend installed unpinned first.
  */
+import { parse, TomlError, type TomlTable } from 'smol-toml';
 import { git } from '../../foundation/git.ts';
 import { DEFAULT_DEPENDENCY_FILES, RecipeSchema, type Recipe } from './schema.ts';
 
@@ -52,37 +53,33 @@ async function show(clone: string, commit: string, path: string): Promise<string
   return git(clone, ['show', '--end-of-options', `${commit}:${path}`]);
 }
 
-/** The sections and keys of a TOML document, enough to find tables and their keys (no values). */
-function tomlTables(text: string): Map<string, Set<string>> {
-  const tables = new Map<string, Set<string>>([['', new Set()]]);
-  let current = '';
-  for (const raw of text.split('\n')) {
-    const line = raw.trim();
-    if (!line || line.startsWith('#')) continue;
-    const header = /^\[\[?\s*([^\]]+?)\s*\]\]?/.exec(line);
-    if (header) {
-      current = header[1]!.replace(/\s*\.\s*/g, '.').replace(/"/g, '');
-      if (!tables.has(current)) tables.set(current, new Set());
-      continue;
-    }
-    const key = /^("?)([A-Za-z0-9_.-]+)\1\s*=/.exec(line);
-    if (key) tables.get(current)!.add(key[2]!);
+/**
+ * A pyproject.toml's document. One that is not valid TOML reads as an empty document: pip cannot build
+ * from it either, so it declares nothing here (no build system, extras, groups or Python constraint),
+ * as a file without those sections does.
+ */
+export function readPyproject(text: string): TomlTable {
+  try {
+    return parse(text);
+  } catch (err) {
+    if (err instanceof TomlError) return {};
+    throw err;
   }
-  return tables;
+}
+
+/** `v` when it is a TOML table (not an array, a date or a scalar). */
+export function tomlTable(v: unknown): TomlTable | undefined {
+  return typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof Date) ? (v as TomlTable) : undefined;
 }
 
 /** Extras a project declares, from pyproject.toml, setup.cfg or setup.py (best effort). */
 export function declaredExtras(files: { pyproject?: string; setupCfg?: string; setupPy?: string }): string[] {
   const extras = new Set<string>();
   if (files.pyproject !== undefined) {
-    const tables = tomlTables(files.pyproject);
-    for (const k of tables.get('project.optional-dependencies') ?? []) extras.add(k);
-    for (const k of tables.get('tool.poetry.extras') ?? []) extras.add(k);
-    // Dotted keys inside [project]: optional-dependencies.dev = [...] (pytest's form).
-    for (const k of tables.get('project') ?? []) if (k.startsWith('optional-dependencies.')) extras.add(k.slice('optional-dependencies.'.length));
-    // Inline form: optional-dependencies = { test = [...] } inside [project].
-    const inline = /optional-dependencies\s*=\s*\{([^}]*)\}/.exec(files.pyproject);
-    if (inline) for (const m of inline[1]!.matchAll(/([A-Za-z0-9_.-]+)\s*=/g)) extras.add(m[1]!);
+    const doc = readPyproject(files.pyproject);
+    // [project.optional-dependencies], dotted keys inside [project] (pytest's form) and the inline table are one table once parsed.
+    for (const k of Object.keys(tomlTable(tomlTable(doc.project)?.['optional-dependencies']) ?? {})) extras.add(k);
+    for (const k of Object.keys(tomlTable(tomlTable(tomlTable(doc.tool)?.poetry)?.extras) ?? {})) extras.add(k);
   }
   if (files.setupCfg !== undefined) {
     let inSection = false;
@@ -179,19 +176,19 @@ export function bestEffortEach(reqs: readonly string[]): string {
 
 /**
  * PEP 735 `[dependency-groups]` of a pyproject.toml: each group's requirement strings, `{ include-group = "x" }`
- * entries resolved (cycles cut). Best effort: arrays of quoted strings and inline tables, comments dropped.
+ * entries resolved (cycles cut). Entries of another shape are skipped.
  */
 export function dependencyGroups(pyproject: string): Map<string, string[]> {
-  const block = /^\s*\[\s*dependency-groups\s*\]([\s\S]*?)(?=^\s*\[[^\]"']|(?![\s\S]))/m.exec(pyproject)?.[1] ?? '';
   const raw = new Map<string, Array<string | { include: string }>>();
-  const noComments = block.split('\n').map((l) => l.replace(/^((?:[^#"']|"[^"]*"|'[^']*')*)#.*$/, '$1')).join('\n');
-  for (const m of noComments.matchAll(/^\s*"?([A-Za-z0-9][A-Za-z0-9._-]*)"?\s*=\s*\[([\s\S]*?)\]\s*$/gm)) {
+  for (const [name, list] of Object.entries(tomlTable(readPyproject(pyproject)['dependency-groups']) ?? {})) {
+    if (!Array.isArray(list)) continue;
     const items: Array<string | { include: string }> = [];
-    for (const it of m[2]!.matchAll(/\{\s*include-group\s*=\s*["']([^"']+)["']\s*\}|"([^"]*)"|'([^']*)'/g)) {
-      if (it[1] !== undefined) items.push({ include: it[1] });
-      else items.push((it[2] ?? it[3])!);
+    for (const it of list) {
+      const include = tomlTable(it)?.['include-group'];
+      if (typeof it === 'string') items.push(it);
+      else if (typeof include === 'string') items.push({ include });
     }
-    raw.set(m[1]!, items);
+    raw.set(name, items);
   }
   const resolve = (name: string, path: string[]): string[] => {
     if (path.includes(name)) return [];
@@ -212,14 +209,14 @@ export function pytestFor(commitDate: string): string {
   return commitDate.slice(0, 10) < PYTEST_9_RELEASED ? "pip install 'pytest<9'" : 'pip install pytest';
 }
 
-/** The package names of `[build-system] requires` (versions dropped: an old pin is what fails offline). */
+/** The package names of `[build-system] requires`, extras and versions dropped (an old pin is what fails offline). */
 export function buildRequires(pyproject: string): string[] {
-  const block = /^\s*\[\s*build-system\s*\]([\s\S]*?)(?=^\s*\[|(?![\s\S]))/m.exec(pyproject)?.[1] ?? '';
-  const list = /^\s*requires\s*=\s*\[([\s\S]*?)\]/m.exec(block)?.[1] ?? '';
+  const requires = tomlTable(readPyproject(pyproject)['build-system'])?.requires;
   const names: string[] = [];
-  for (const m of list.matchAll(/["']\s*([A-Za-z0-9][A-Za-z0-9._-]*)/g)) {
-    const name = m[1]!;
-    if (!names.includes(name)) names.push(name);
+  for (const req of Array.isArray(requires) ? requires : []) {
+    // A PEP 508 requirement starts with its name: `setuptools_scm[toml]>=6.2`, `flit_core >=3.2,<4`.
+    const name = typeof req === 'string' ? /^\s*([A-Za-z0-9][A-Za-z0-9._-]*)/.exec(req)?.[1] : undefined;
+    if (name !== undefined && !names.includes(name)) names.push(name);
   }
   return names;
 }
@@ -251,12 +248,12 @@ export async function detectCandidates(clone: string, commit: string): Promise<D
   const pyproject = await read('pyproject.toml');
   const setupPy = await read('setup.py');
   const setupCfg = await read('setup.cfg');
-  const pyTables = pyproject !== undefined ? tomlTables(pyproject) : undefined;
-  const installable =
-    setupPy !== undefined || (pyTables !== undefined && (pyTables.has('build-system') || pyTables.has('project')));
+  const doc = pyproject !== undefined ? readPyproject(pyproject) : undefined;
+  const hasBuildSystem = tomlTable(doc?.['build-system']) !== undefined;
+  const installable = setupPy !== undefined || hasBuildSystem || tomlTable(doc?.project) !== undefined;
   const declared = installable ? declaredExtras({ pyproject, setupCfg, setupPy }) : [];
   const extras = EXTRA_NAMES.filter((e) => declared.includes(e));
-  const requires = pyproject !== undefined && pyTables?.has('build-system') ? buildRequires(pyproject) : [];
+  const requires = pyproject !== undefined ? buildRequires(pyproject) : [];
 
   if (has.has('tests/runtests.py')) {
     reasons.push('tests/runtests.py: Django-style suite, runner django');

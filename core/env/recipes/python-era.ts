@@ -15,6 +15,7 @@
  * served Debian release has a CPython older than 3.9.
  */
 import { git } from '../../foundation/git.ts';
+import { readPyproject, tomlTable } from './detect.ts';
 
 /** CPython eras, then '3.7': PyPy 3.7 (bullseye's pypy3 7.3.5), only for code older than Python 3.6. */
 export const ERA_PYTHONS = ['3.9', '3.11', '3.13', '3.7'] as const;
@@ -89,8 +90,9 @@ export function namedVersions(texts: { metadata?: string[]; tox?: string; ci?: s
 
 /** The `requires-python` / `python_requires` constraint, when the project states one. */
 export function requiresPython(texts: { pyproject?: string; setupCfg?: string; setupPy?: string }): string | null {
+  const declared = texts.pyproject !== undefined ? tomlTable(readPyproject(texts.pyproject).project)?.['requires-python'] : undefined;
+  if (typeof declared === 'string' && declared.trim()) return declared.trim();
   const pats: Array<[string | undefined, RegExp]> = [
-    [texts.pyproject, /^\s*requires-python\s*=\s*["']([^"']+)["']/m],
     [texts.setupCfg, /^\s*python_requires\s*=\s*(.+)$/m],
     [texts.setupPy, /python_requires\s*=\s*["']([^"']+)["']/],
   ];
@@ -132,6 +134,14 @@ export function rankPythons(input: { named: string[]; constraint: string | null;
   return { order: order as [EraPython, ...EraPython[]], reasons };
 }
 
+/** Every string of a TOML value, depth first. */
+function tomlStrings(v: unknown): string[] {
+  if (typeof v === 'string') return [v];
+  if (Array.isArray(v)) return v.flatMap(tomlStrings);
+  const t = tomlTable(v);
+  return t ? Object.values(t).flatMap(tomlStrings) : [];
+}
+
 /** The Pythons to try for `commit`, best first, from the project's metadata at that commit. */
 export async function pythonEra(clone: string, commit: string, paths: readonly string[]): Promise<PythonEra> {
   const has = new Set(paths);
@@ -142,7 +152,9 @@ export async function pythonEra(clone: string, commit: string, paths: readonly s
   const tox = await read('tox.ini');
   const ciPaths = paths.filter((p) => /^\.github\/workflows\/[^/]+\.ya?ml$/.test(p) || p === '.travis.yml').slice(0, 20);
   const ci = (await Promise.all(ciPaths.map(read))).filter((t): t is string => t !== undefined);
-  const named = namedVersions({ metadata: [pyproject, setupCfg, setupPy].filter((t): t is string => t !== undefined), tox, ci });
+  // The pyproject's strings, wherever its tables keep the classifiers ([project], [tool.poetry], flit's metadata), comments left out.
+  const pyStrings = pyproject !== undefined ? tomlStrings(readPyproject(pyproject)).join('\n') : undefined;
+  const named = namedVersions({ metadata: [pyStrings, setupCfg, setupPy].filter((t): t is string => t !== undefined), tox, ci });
   const constraint = requiresPython({ pyproject, setupCfg, setupPy });
   const date = (await git(clone, ['show', '-s', '--format=%cI', '--end-of-options', commit])).trim();
   return rankPythons({ named, constraint, date });

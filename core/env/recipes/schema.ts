@@ -91,7 +91,6 @@ export const RecipeSchema = z
   .strict();
 
 export type Recipe = z.infer<typeof RecipeSchema>;
-export type RecipeInput = z.input<typeof RecipeSchema>;
 
 /** The fields that build the env image (the part of the recipe that keys it). */
 export function buildFields(r: Recipe): Pick<Recipe, 'runner' | 'python' | 'systemPackages' | 'install' | 'dependencyFiles'> {

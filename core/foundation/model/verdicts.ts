@@ -31,7 +31,6 @@ export type Attribution = z.infer<typeof AttributionSchema>;
  */
 export const SPEC_CODES = ['A', 'B1', 'B2', 'B3', 'B4', 'B5'] as const;
 export const SpecCodeSchema = z.enum(SPEC_CODES);
-export type SpecCode = z.infer<typeof SpecCodeSchema>;
 
 /** PR1's statement as a task: solvability, clarity (0 = crystal clear … 3 = unusable) and task type. */
 export const SolvabilitySchema = z.object({

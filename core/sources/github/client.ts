@@ -1,6 +1,5 @@
 import { join } from 'node:path';
 import { GraphqlResponseError } from '@octokit/graphql';
-import { retry } from '@octokit/plugin-retry';
 import { throttling } from '@octokit/plugin-throttling';
 import { Octokit } from '@octokit/rest';
 // bottleneck is @octokit/plugin-throttling's own scheduler (a dependency of it): used to space GraphQL calls.
@@ -9,10 +8,11 @@ import { ForesightError } from '../../foundation/errors.ts';
 import type { Logger } from '../../foundation/log.ts';
 import { cacheKey, conditionalHeaders, HttpCacheStore, responseEntry, type CacheEntry } from '../../http/cache-store.ts';
 import { JsonDocuments } from '../../http/documents.ts';
+import { sleep, withRetry } from '../../http/retry.ts';
 
 export const DEFAULT_API_URL = 'https://api.github.com';
 
-const GithubOctokit = Octokit.plugin(throttling, retry);
+const GithubOctokit = Octokit.plugin(throttling);
 export type GithubOctokit = InstanceType<typeof GithubOctokit>;
 
 /** Where the API is and how to authenticate, from the environment. */
@@ -68,7 +68,7 @@ function graphqlSpacer(minTime: number): Bottleneck.Group {
   return g;
 }
 
-/** An Octokit with throttling (rate limits), retry (5xx), and the conditional-GET cache. */
+/** An Octokit with throttling (rate limits), retries (5xx, network), and the conditional-GET cache. */
 export function createGithubClient(o: ClientOptions): GithubClient {
   const secondMs = o.secondMs ?? 1000;
   const maxRetries = o.maxRetries ?? 4;
@@ -98,13 +98,50 @@ export function createGithubClient(o: ClientOptions): GithubClient {
       retryAfterBaseValue: secondMs,
       write: graphqlSpacer(o.graphqlSpacingMs ?? 1000),
     },
-    // Rate limits (403/429) are the throttling plugin's; this one retries 5xx and network failures.
-    retry: { retries: maxRetries, retryAfterBaseValue: secondMs, doNotRetry: [400, 401, 403, 404, 410, 422, 429, 451] },
   });
+  installRetries(octokit, { maxRetries, secondMs, maxWaitSec, log, signal: o.signal });
   const stats: CacheStats = { fetched: 0, notModified: 0 };
   installHttpCache(octokit, new HttpCacheStore(join(o.cacheDir, 'http')), stats);
   const pages = new JsonDocuments(new HttpCacheStore(join(o.cacheDir, 'graphql')), `${o.baseUrl}/graphql`);
   return { octokit, pages, stats, baseUrl: o.baseUrl, token: o.token };
+}
+
+/** Answers never worth another attempt; rate limits (403/429) are the throttling plugin's, which waits them out itself. */
+const DO_NOT_RETRY = [400, 401, 403, 404, 410, 422, 429, 451];
+
+/**
+ * 5xx answers and network failures (octokit reports those as status 500) retried, around the throttling
+ * plugin and inside the cache hook (installed after it). The waits are @octokit/plugin-retry's, which this
+ * replaces: 1 s, 4 s, 9 s, ... (the square of the retry), or the answer's Retry-After.
+ */
+function installRetries(octokit: Octokit, o: { maxRetries: number; secondMs: number; maxWaitSec: number; log: Logger; signal?: AbortSignal }): void {
+  octokit.hook.wrap('request', (request, options) =>
+    withRetry(
+      async () => {
+        const res = await request(options);
+        // GitHub's transient GraphQL failure comes as a 200 with this error: a 500 in all but name.
+        const first = (res.data as { errors?: Array<{ message?: string }> } | undefined)?.errors?.[0];
+        if (first?.message && /Something went wrong while executing your query/.test(first.message)) {
+          throw Object.assign(new Error(first.message), { status: 500, request: options, response: res });
+        }
+        return res;
+      },
+      {
+        attempts: o.maxRetries + 1,
+        backoff: (n) => n * n * 1000,
+        retryable: (err) => {
+          const status = statusOf(err);
+          return (err as { request?: unknown }).request !== undefined && status !== undefined && status >= 400 && !DO_NOT_RETRY.includes(status);
+        },
+        maxRetryAfterMs: o.maxWaitSec * 1000,
+        signal: o.signal,
+        // Waits are in GitHub's seconds, each o.secondMs long (tests shrink them).
+        sleep: (ms, signal) => sleep((ms / 1000) * o.secondMs, signal),
+        onRetry: ({ error, attempt, delayMs }) =>
+          o.log.debug(`GitHub answered ${statusOf(error)} to ${options.method} ${octokit.request.endpoint.parse(options).url}: retry ${attempt}/${o.maxRetries} in ${delayMs / 1000}s`),
+      },
+    ),
+  );
 }
 
 export interface CacheStats {

@@ -1,5 +1,5 @@
 /**
- * A commit that outgrew its era's environment (issue 12): from some commit on, the code imports a name an
+ * A commit that outgrew its era's environment: from some commit on, the code imports a name an
  * installed package of the era's first install candidate lacks (here pip's vendored `tomli`, which
  * bullseye's pip 20.3 has not; Django's 2021-06..10 commits and asgiref's ThreadSensitiveContext in
  * Debian's 3.3.1 are the real case). Its runs crash before any test on Python 3.9; the era's next
@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bisectInducer, EraPool, type EraImage } from '../../../core/attribution/index.ts';
 import { applyCachePolicy, ChainEnvPool, CHOICE_FILE, connectDocker, DEFAULT_BASE_ALIAS, DEFAULT_LIMITS, eraEnvironment, EnvImages, isDockerReachable, openChainEnv, outgrownEnvironment, type ChoiceFile, type EnvironmentOptions, type StateRun } from '../../../core/env/index.ts';
 import { loadConfig } from '../../../core/foundation/config.ts';
-import { validateChain } from '../../../stages/validate/validate-chain.ts';
+import { validateChain } from '../../../stages/validate/validate-states.ts';
 import { validatedChain } from '../../helpers/chain-fixture.ts';
 import { getRunner } from '../../../core/env/index.ts';
 import { absoluteGitDir } from '../../../core/foundation/git.ts';

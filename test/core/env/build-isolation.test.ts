@@ -7,7 +7,7 @@
  * is root's and read-only to uid 65534, /tmp is empty, a process the install left running was killed.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type Docker from 'dockerode';
@@ -164,6 +164,8 @@ describe.skipIf(skip)('env builds run the repository as uid 65534, without capab
       message: 'isolation probe',
       date: DATE,
     });
+    // A git directory with a file only its owner reads (as a partial clone's .promisor is): the build must still clone it.
+    await writeFile(path.join(repo.dir, '.git', 'objects', 'pack', 'pack-owner-only.promisor'), 'x\n', { mode: 0o600 });
   });
 
   afterAll(async () => {

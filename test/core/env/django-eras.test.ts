@@ -1,5 +1,5 @@
 /**
- * Old Django eras (issue 11): which interpreter a 2016 Django gets (PyPy 3.7: its metaclasses break on
+ * Old Django eras: which interpreter a 2016 Django gets (PyPy 3.7: its metaclasses break on
  * CPython 3.8+), how its env image gets that interpreter, and two things of the django runner that old
  * checkouts need, in real Docker over a GENERATED Django-like repository: runtests.py before Django 1.9
  * has no --parallel option, and each state runs its own tests/runtests.py even when the PR changed it

@@ -1,5 +1,5 @@
 /**
- * Real Docker: tier-3 eval images (issue #8 item 1) on a generated repository (real git) with a past
+ * Real Docker: tier-3 eval images on a generated repository (real git) with a past
  * tag, a base commit, a side branch, a later "PR1 head" (tagged) and a later "PR2 head". The env image
  * is built offline from the machine's local wheels (~15 s); everything made here is removed at the end.
  * Skipped only when the daemon is unreachable AND CI is unset; in CI a missing daemon fails loudly.

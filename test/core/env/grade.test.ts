@@ -1,5 +1,5 @@
 /**
- * Real Docker: grading agents' patches in a tier-3 eval image (issue #8 item 2). A generated repository
+ * Real Docker: grading agents' patches in a tier-3 eval image. A generated repository
  * (real git): BASE → PR1 (adds clamp and its test) → PR2 (fixes swapped bounds, adds the held-out test).
  * The env image is built offline from the machine's local wheels, the eval image at BASE; the grading
  * bundle holds PR1's test files (X) and PR2's (Y), as emit ships them. Everything made here is removed.

@@ -1,5 +1,5 @@
 /**
- * Real Docker and a real registry (issue #8 item 5): Debian's `docker-registry` serves on 127.0.0.1 (a
+ * Real Docker and a real registry: Debian's `docker-registry` serves on 127.0.0.1 (a
  * free port, a temp storage dir; Docker allows 127.0.0.0/8 registries over plain HTTP by default). A
  * tiny runnable image (the host's `cat` and its libraries, plus a file holding this run's nonce) is
  * pushed, its local tags removed, pulled back by the pushed reference and run. Everything made here is

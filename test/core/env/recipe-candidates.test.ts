@@ -1,5 +1,5 @@
 /**
- * Detected recipes that verify themselves (issue 11 item 4): the install candidates, in order, and the
+ * Detected recipes that verify themselves: the install candidates, in order, and the
  * choice of the first that installs, on real git repositories and real Docker (offline builds). A dev
  * extra naming a package the offline wheels lack is rejected; the choice file records the chosen and the
  * rejected candidates and the next run reuses it without building the rejected one again.
@@ -24,7 +24,7 @@ import {
 } from '../../../core/env/index.ts';
 import { bestEffortEach, bestEffortExtra, bestEffortFile, buildRequires, dependencyGroups, pytestFor } from '../../../core/env/recipes/detect.ts';
 import { loadRecipe } from '../../../core/env/recipes/load.ts';
-import { namedVersions, rankPythons, requiresPython, satisfies } from '../../../core/env/recipes/python-era.ts';
+import { namedVersions, pythonEra, rankPythons, requiresPython, satisfies } from '../../../core/env/recipes/python-era.ts';
 import { gitRepo, type GitRepo } from '../../helpers/git-repo.ts';
 
 const docker = connectDocker();
@@ -150,6 +150,48 @@ describe('install candidates (detection)', () => {
     expect(buildRequires('[project]\nname = "x"\n[build-system]\nrequires = ["flit_core >=3.2,<4"]\n')).toEqual(['flit_core']);
   });
 
+  it('build requires are read as TOML: extras, single quotes, multi-line arrays with comments', () => {
+    // `[toml]` closes no array: all three requirements, by name (the backend is installed unpinned).
+    expect(buildRequires('[build-system]\nrequires = ["setuptools_scm[toml]>=6.2", "wheel", "cython"]\n')).toEqual(['setuptools_scm', 'wheel', 'cython']);
+    expect(buildRequires("[build-system]\n'requires' = ['flit_core >=3.2,<4', \"wheel; python_version < '3.8'\"]\n")).toEqual(['flit_core', 'wheel']);
+    const commented = ['[build-system]', 'requires = [', '  # "old-backend" is gone', '  "setuptools>=61",  # "wheel" is not needed', "  'setuptools',", ']', 'build-backend = "setuptools.build_meta"', ''].join('\n');
+    expect(buildRequires(commented)).toEqual(['setuptools']);
+    // Only [build-system] counts, not a `requires` of another table.
+    expect(buildRequires('[tool.x]\nrequires = ["y"]\n[build-system]\nrequires = []\n')).toEqual([]);
+  });
+
+  it('the no-isolation candidates install every build requirement of `setuptools_scm[toml]>=6.2, wheel, cython`', async () => {
+    const { dir, sha } = await repoWith({
+      'pyproject.toml': '[build-system]\nrequires = ["setuptools_scm[toml]>=6.2", "wheel", "cython"]\nbuild-backend = "setuptools.build_meta"\n\n[project]\nname = "s"\ndynamic = ["version"]\n',
+    });
+    const { candidates } = await detectCandidates(dir, sha);
+    expect(candidates.map((c) => c.label)).toEqual(['.', 'no-isolation .']);
+    expect(candidates[1]!.recipe.install).toEqual(['pip install setuptools_scm wheel cython setuptools', 'pip install --no-build-isolation -e .', PYTEST_8]);
+  });
+
+  it('dependency groups are read as TOML: single quotes, multi-line arrays, comments holding quotes', () => {
+    const groups = dependencyGroups(
+      ["[dependency-groups]", "'test' = [", "  'pytest>=8',  # \"pytest-xdist\" later", '  # "hypothesis"', '  {include-group = \'lint\'},', ']', 'lint = ["ruff"]', ''].join('\n'),
+    );
+    expect(groups.get('test')).toEqual(['pytest>=8', 'ruff']);
+    expect([...groups.keys()]).toEqual(['test', 'lint']);
+  });
+
+  it('a pyproject.toml that is not valid TOML declares nothing, and detection does not throw', async () => {
+    const broken = '[build-system\nrequires = ["setuptools"\n\n[project]\nname = "b"\n';
+    expect(buildRequires(broken)).toEqual([]);
+    expect(dependencyGroups(broken).size).toBe(0);
+    expect(requiresPython({ pyproject: '[project]\nrequires-python = >=3.9\n' })).toBeNull();
+    expect(requiresPython({ pyproject: '[project]\nrequires-python = >=3.9\n', setupCfg: '[options]\npython_requires = >=3.7\n' })).toBe('>=3.7');
+    // Not installable from the pyproject alone (pip could not read it either): pytest only.
+    const alone = await repoWith({ 'pyproject.toml': broken, 'tests/test_a.py': 'def test_a():\n    pass\n' });
+    expect((await detectCandidates(alone.dir, alone.sha)).candidates.map((c) => c.recipe.install)).toEqual([[PYTEST_8]]);
+    // A setup.py still makes the project installable.
+    const withSetup = await repoWith({ 'pyproject.toml': broken, 'setup.py': 'from setuptools import setup\nsetup()\n' });
+    expect((await detectCandidates(withSetup.dir, withSetup.sha)).candidates.map((c) => c.label)).toEqual(['.', 'no-isolation .']);
+    expect((await detectCandidates(withSetup.dir, withSetup.sha)).candidates[1]!.recipe.install[0]).toBe('pip install setuptools wheel');
+  });
+
   it('a Django-style suite and a project with nothing to install', async () => {
     const dj = await repoWith({ 'setup.py': 'from setuptools import setup\nsetup()\n', 'tests/runtests.py': '' });
     expect((await detectCandidates(dj.dir, dj.sha)).candidates.map((c) => c.label)).toEqual(['.', 'no-isolation .']);
@@ -191,6 +233,30 @@ describe('the Python of a commit (python-era)', () => {
         ci: ['jobs:\n  t:\n    strategy:\n      matrix:\n        python-version: ["3.10", 3.11]\n'],
       }),
     ).toEqual(['3.6', '3.7', '3.8', '3.9', '3.10', '3.11']);
+  });
+
+  it('requires-python is read as TOML: single-quoted key and value, only from [project]', () => {
+    expect(requiresPython({ pyproject: "[project]\n'requires-python' = '>=3.10'\n" })).toBe('>=3.10');
+    expect(requiresPython({ pyproject: '[project]\n"requires-python" = """\n>=3.8, <4\n"""\n' })).toBe('>=3.8, <4');
+    expect(requiresPython({ pyproject: '[project]\nname = "p"\n# requires-python = ">=3.12"\n[tool.x]\nrequires-python = ">=3.12"\n' })).toBeNull();
+  });
+
+  it('pythonEra reads the classifiers among the pyproject\'s strings, not its comments, and a broken one as none', async () => {
+    const repo = await gitRepo();
+    try {
+      const classifiers = (vs: string[], indent = '  '): string => vs.map((v) => `${indent}'Programming Language :: Python :: ${v}',`).join('\n');
+      const sha = await repo.commit({
+        files: { 'pyproject.toml': `[tool.poetry]\nname = "p"\nclassifiers = [\n${classifiers(['3.7', '3.8'])}\n  # "Programming Language :: Python :: 3.12",\n]\n` },
+        message: 'poetry',
+        date: '2023-06-01T00:00:00Z',
+      });
+      const era = await pythonEra(repo.dir, sha, ['pyproject.toml']);
+      expect(era.reasons).toContain('names Python 3.7, 3.8: 3.9 first');
+      const broken = await repo.commit({ files: { 'pyproject.toml': `[project\nclassifiers = [\n${classifiers(['3.7'])}\n]\n` }, message: 'broken', date: '2023-06-01T00:00:00Z' });
+      expect((await pythonEra(repo.dir, broken, ['pyproject.toml'])).reasons).toEqual(['names no Python version; committed 2023-06-01: 3.11 first']);
+    } finally {
+      await repo.remove();
+    }
   });
 
   it('an era whose newest named Python is older than 3.11 gets 3.9 first; 3.11 wherever it fits; the constraint filters', () => {

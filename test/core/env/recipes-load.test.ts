@@ -202,6 +202,23 @@ describe('recipe detection (real git, no checkout)', () => {
     const subscript = 'EXTRAS = {"docs": ["sphinx"], "tests_no_zope": ["hypothesis"]}\nEXTRAS["tests"] = EXTRAS["tests_no_zope"] + ["zope"]\nEXTRAS["dev"] = EXTRAS["tests"]\nif EXTRAS["testing"] == 1: pass\nsetup(extras_require=EXTRAS)\n';
     expect(declaredExtras({ setupPy: subscript }).sort()).toEqual(['dev', 'tests']);
   });
+
+  it('reads pyproject extras as TOML: quoted keys, multi-line arrays with comments, Poetry extras; invalid TOML declares none', () => {
+    const quoted = "[project]\nname = 'p'\n\n[project.'optional-dependencies']\n'test' = [\n  'pytest',  # test = [\"x\"]\n  # dev = []\n]\n\"docs\" = ['sphinx']\n";
+    expect(declaredExtras({ pyproject: quoted })).toEqual(['test', 'docs']);
+    expect(declaredExtras({ pyproject: '[tool.poetry.extras]\ntesting = ["pytest"]\n' })).toEqual(['testing']);
+    // An inline table of another table is no extra of the project.
+    expect(declaredExtras({ pyproject: '[project]\nname = "p"\n[tool.x]\noptional-dependencies = { dev = ["y"] }\n' })).toEqual([]);
+    expect(() => declaredExtras({ pyproject: '[project]\noptional-dependencies = { test = ["pytest"]\n' })).not.toThrow();
+    expect(declaredExtras({ pyproject: '[project]\noptional-dependencies = { test = ["pytest"]\n', setupCfg: '[options.extras_require]\ntests = pytest\n' })).toEqual(['tests']);
+  });
+
+  it('a pyproject with a single-quoted [project] table and a test extra is installed with it', async () => {
+    const { repo, sha } = await repoWith({
+      'pyproject.toml': "[build-system]\n'requires' = ['setuptools']\n\n['project']\n'name' = 'p'\n\n[project.optional-dependencies]\n'test' = [\n  'pytest',\n]\n",
+    });
+    expect((await detectRecipe(repo.dir, sha)).recipe.install).toEqual(["pip install -e '.[test]'", PYTEST_8]);
+  });
 });
 
 describe('globs and test filters', () => {

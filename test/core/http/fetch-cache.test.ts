@@ -100,6 +100,32 @@ describe('HttpCache', () => {
     await stop(server);
   });
 
+  it('a failed request frees its slot for the next', async () => {
+    let active = 0;
+    let peak = 0;
+    let failing: () => void = () => {};
+    const failSeen = new Promise<void>((resolve) => (failing = resolve));
+    const { url, server } = await serve((req, res) => {
+      active++;
+      peak = Math.max(peak, active);
+      if (req.url === '/fail') failing();
+      setTimeout(() => {
+        active--;
+        if (req.url === '/fail') res.socket?.destroy();
+        else res.writeHead(200).end('ok');
+      }, 50);
+    });
+    const c = cache('conc-fail', { concurrency: 1, retries: 0 });
+    const first = c.get(`${url}/fail`).catch((err: unknown) => err);
+    await failSeen;
+    // Queued behind the failing request, the only slot's holder.
+    const rest = [c.get(`${url}/a`), c.get(`${url}/b`)];
+    expect(await first).toMatchObject({ name: 'ForesightError' });
+    expect((await Promise.all(rest)).map((r) => r.body)).toEqual(['ok', 'ok']);
+    expect(peak).toBe(1);
+    await stop(server);
+  });
+
   it('answers from the cached copy, with a warning, when the server is gone', async () => {
     const { url, server } = await serve((_req, res) => void res.writeHead(200, { etag: '"1"' }).end('cached body'));
     const warnings: string[] = [];

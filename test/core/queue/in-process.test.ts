@@ -1,10 +1,11 @@
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { silentLogger } from '../../../core/foundation/log.ts';
-import { defineJobKind, handlerRegistry, inProcessQueue, JobFailedError, probeHandler, probeKind, type ItemProgress } from '../../../core/queue/index.ts';
+import { defineJobKind, handlerRegistry, inProcessQueue, JobFailedError, openWorkQueue, probeHandler, probeKind, type ItemProgress, type JobHandler } from '../../../core/queue/index.ts';
 import { registerSecret } from '../../../core/foundation/secrets.ts';
 import { FORESIGHT_VERSION } from '../../../core/foundation/version.ts';
 import { buggyKind, chainFailsKind, flakyKind, sharedKind, slowKind, TEST_HANDLERS } from '../../helpers/redis-kinds.ts';
@@ -79,6 +80,32 @@ describe('in-process work queue (the default): the same handlers, run here', () 
     expect((await lines()).filter((l) => l.startsWith('create '))).toHaveLength(1);
     await q.close();
     expect((await lines()).filter((l) => l.startsWith('dispose-'))).toEqual([expect.stringContaining(`dispose-${a.token} `)]);
+  });
+
+  it("opened without a URL it is this queue; a stop reaches the handler, and the submit settles only once the handler has stopped", async () => {
+    // A handler that, stopped, takes a while to clean up (containers to remove): the stage must not close under it.
+    const stoppable = defineJobKind('test.stoppable', { payload: z.object({}), result: z.object({}) });
+    let cleanedUp = false;
+    const handler: JobHandler<object, object> = {
+      kind: stoppable,
+      run: async (_p, ctx) => {
+        await new Promise((resolve) => ctx.signal.addEventListener('abort', resolve, { once: true }));
+        await sleep(100);
+        cleanedUp = true;
+        throw ctx.signal.reason;
+      },
+    };
+    const stop = new AbortController();
+    const q = await openWorkQueue({ url: null, handlers: handlerRegistry([handler]), jobs: 3, dataDir: root, log: silentLogger, signal: stop.signal });
+    expect(q).toMatchObject({ mode: 'in-process', capacity: 3 });
+    const pending = q.submit(stoppable, 'st1', {}).then(
+      () => 'resolved',
+      () => cleanedUp,
+    );
+    await sleep(20);
+    stop.abort(new Error('SIGTERM'));
+    expect(await pending).toBe(true);
+    await q.close();
   });
 
   it('a kind registered twice is refused', () => {

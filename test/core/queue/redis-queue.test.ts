@@ -150,6 +150,20 @@ describe('work queue on a real redis-server: a coordinator and two worker proces
     expect(await entries('test.buggy', 'bug-1')).toHaveLength(1);
   }, 20_000);
 
+  it('a stopped coordinator stops waiting at once; the job runs on, and the next run gets its result without a second run', async () => {
+    const stop = new AbortController();
+    const stopping = await openWorkQueue({ url: redis.url, handlers: handlerRegistry([]), jobs: 1, dataDir: root, log: silentLogger, signal: stop.signal });
+    const pending = stopping.submit(slowKind, 'stopped-1', { ledger, value: 7, ms: 1_500 }).catch((e: unknown) => e);
+    await sleep(300);
+    const stoppedAt = Date.now();
+    stop.abort(new Error('SIGTERM'));
+    expect(await pending).toMatchObject({ message: 'SIGTERM' });
+    expect(Date.now() - stoppedAt).toBeLessThan(500);
+    await stopping.close();
+    expect(await queue.submit(slowKind, 'stopped-1', { ledger, value: 7, ms: 1_500 })).toMatchObject({ doubled: 14 });
+    expect((await entries('test.slow', 'stopped-1')).filter((e) => e.event === 'start')).toHaveLength(1);
+  });
+
   it('an item that failed runs again, with all its attempts, when submitted again', async () => {
     const first = await queue.submit(flakyKind, 'flaky-3', { ledger, okFrom: 99 }).catch((e: unknown) => e);
     expect(first).toMatchObject({ reason: 'infra' });

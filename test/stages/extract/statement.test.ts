@@ -6,7 +6,7 @@ import { silentLogger } from '../../../core/foundation/log.ts';
 import type { PullRequest } from '../../../core/foundation/model/change.ts';
 import { pr1OwnMaterial, pr2Discussion, rawStatement, type ChainDiscussion } from '../../../core/foundation/model/discussion.ts';
 import { ExtractedChainSchema } from '../../../core/foundation/model/extracted.ts';
-import { contextCollector } from '../../../stages/extract/context.ts';
+import { contextCollector } from '../../../core/extract/context.ts';
 import { startFakeGithub, type FakeGithub, type FakeIssue, type FakePr } from '../../helpers/fake-github.ts';
 import { startFakeTrac, type FakeTrac, type FakeTracTicket } from '../../helpers/fake-trac.ts';
 

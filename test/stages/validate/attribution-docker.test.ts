@@ -1,5 +1,5 @@
 /**
- * Execution-confirmed attribution wired into validate (issue 12), through real Docker on a history the test
+ * Execution-confirmed attribution wired into validate, through real Docker on a history the test
  * generates (squash-merged PRs "Title (#N)"), mined by discover, szz, extract and validate as `make mine` does:
  *  - #5 fixes the default timeout; blame names #1, which wrote the fixed line, but #3 renamed the constant
  *    it looks up: the bisection lands on #3, the chain moves to #3, is re-extracted (its own test file) and

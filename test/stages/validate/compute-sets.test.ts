@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { aggregateRuns, runProblem } from '../../../stages/validate/aggregate-runs.ts';
-import { computeSets } from '../../../stages/validate/compute-sets.ts';
+import { aggregateRuns, brokenState, runProblem, withoutIgnoredTests } from '../../../stages/validate/aggregate-runs.ts';
+import { computeSets, skippedAtHead } from '../../../stages/validate/compute-sets.ts';
 import type { StateRun } from '../../../core/env/index.ts';
 import { djangoRunner } from '../../../core/env/runners/django/index.ts';
 import { pytestRunner } from '../../../core/env/runners/pytest/index.ts';
@@ -207,5 +207,30 @@ describe('aggregateRuns', () => {
     const r = run({}, { exitCode: 1 });
     r.parsed.collectionErrors.push('tests/test_new.py');
     expect(agg([r]).outcome).toEqual({ kind: 'ran' });
+  });
+});
+
+describe('a state before its sets', () => {
+  it('a state whose environment never built did not run: infra, never a failing test', () => {
+    const broken = brokenState(req, 'environment install failed at abc');
+    expect(broken).toMatchObject({ name: 'S2', outcome: { kind: 'infra', reason: 'env_build', detail: 'environment install failed at abc' }, runs: 0, tests: {} });
+    const states = { ...healthy(), S2: broken };
+    expect(computeSets(states)).toMatchObject({ FAIL_TO_PASS: [], exclusion: { reason: 'env_failed_pr1' } });
+  });
+
+  it("a recipe's ignored test leaves the state, so its flip is in no set", () => {
+    const recipe = { ignoreTests: ['a.py::t_new'] };
+    const states = Object.fromEntries(Object.entries(healthy()).map(([n, st]) => [n, withoutIgnoredTests(st, recipe)])) as Record<StateName, StateResult>;
+    expect(Object.keys(states.S1.tests)).toEqual(['a.py::t_old']);
+    expect(computeSets(states).exclusion).toMatchObject({ reason: 'no_pr1_failure' });
+    const s1 = healthy().S1;
+    expect(withoutIgnoredTests(s1, { ignoreTests: [] })).toBe(s1);
+    expect(withoutIgnoredTests(s1, null)).toBe(s1);
+  });
+
+  it('a test skipped at the head that did not pass before might have flipped: named, sorted; one that passed before is not', () => {
+    const base = state('S4', { 'a.py::t_b': 'fail', 'a.py::t_a': 'fail', 'a.py::t_was_green': 'pass' });
+    const head = state('S5', { 'a.py::t_b': 'skip', 'a.py::t_a': 'skip', 'a.py::t_was_green': 'skip', 'a.py::t_new': 'skip' });
+    expect(skippedAtHead(base, head)).toEqual(['a.py::t_a', 'a.py::t_b', 'a.py::t_new']);
   });
 });

@@ -1,5 +1,5 @@
 /**
- * Detected recipes verify themselves at the PR's head (issue 11 item 4), on a real git repository and real
+ * Detected recipes verify themselves at the PR's head, on a real git repository and real
  * Docker (offline builds): a candidate that installs but cannot collect the PR's tests (a module its extra
  * lacks) is rejected for its report and the next is chosen; a failing test never rejects one; the choice and
  * the check are saved and reused without a second probe; when no candidate gives a usable report the first

@@ -1,5 +1,5 @@
 /**
- * What to repeat (issue 11 item 3): each state once, then only the tests that can still be in a set,
+ * What to repeat: each state once, then only the tests that can still be in a set,
  * with a sample of the others. Pinned against the old strategy (every state `runs` times) on the same
  * observations: the sets must come out identical, and flakiness outside them is still sampled.
  */
@@ -12,7 +12,7 @@ import type { TestStatus } from '../../../core/env/runners/types.ts';
 import { STATE_NAMES, type Outcome, type StateName, type StateResult } from '../../../core/foundation/model/validated.ts';
 import { computeSets } from '../../../stages/validate/compute-sets.ts';
 import { MIN_SAMPLE, planRepeats, sampleOf } from '../../../stages/validate/plan-repeats.ts';
-import { runChainStates, type ChainStates, selection, type RepeatStrategy } from '../../../stages/validate/run-chain.ts';
+import { runChainStates, type ChainStates, selection, type RepeatStrategy } from '../../../stages/validate/run-states.ts';
 import { validatedChain } from '../../helpers/chain-fixture.ts';
 
 /** The states of a run that did not stop on an outgrown environment (these tests give no install candidate). */

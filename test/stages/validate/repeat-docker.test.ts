@@ -1,5 +1,5 @@
 /**
- * The repeat strategy through real Docker (issue 11 item 3): each state once, then only the tests that
+ * The repeat strategy through real Docker: each state once, then only the tests that
  * can still be in a set, selected by node id. A test that flips in the repeats is flaky and in no set:
  * pinned deterministically on a generated repository (a test that passes its first two runs in the
  * container, then fails), and on the demo, whose flaky test fails at random half the time.
@@ -11,7 +11,7 @@ import { connectDocker, DEFAULT_BASE_ALIAS, ensureImage, isDockerReachable, open
 import { runExec } from '../../../core/env/container/exec.ts';
 import { pytestRunner } from '../../../core/env/runners/pytest/index.ts';
 import { computeSets } from '../../../stages/validate/compute-sets.ts';
-import { runChainStates, type ChainStates, type RepeatStrategy } from '../../../stages/validate/run-chain.ts';
+import { runChainStates, type ChainStates, type RepeatStrategy } from '../../../stages/validate/run-states.ts';
 import { validatedChain } from '../../helpers/chain-fixture.ts';
 import { minedDemoCopy } from '../../helpers/demo.ts';
 import { gitRepo, type GitRepo } from '../../helpers/git-repo.ts';

@@ -25,9 +25,9 @@ import { ExtractedChainSchema, type ExtractedChain } from '../../../core/foundat
 import { ValidatedChainSchema, type ValidatedChain } from '../../../core/foundation/model/validated.ts';
 import type { StageName } from '../../../core/foundation/stage.ts';
 import { runPipeline } from '../../../pipeline/pipeline.ts';
-import type { ContainerDeps } from '../../../stages/validate/chain-containers.ts';
-import { ChainWork } from '../../../stages/validate/chain-work.ts';
-import { chainOnBackends, validateChain } from '../../../stages/validate/validate-chain.ts';
+import type { ContainerDeps } from '../../../stages/validate/backend-containers.ts';
+import { ChainWork } from '../../../stages/validate/validate-and-attribute.ts';
+import { chainOnBackends, validateChain } from '../../../stages/validate/validate-states.ts';
 import type Docker from 'dockerode';
 import { validatedChain } from '../../helpers/chain-fixture.ts';
 import { gitRepo, type GitRepo } from '../../helpers/git-repo.ts';

@@ -1,6 +1,6 @@
 /**
  * Whether a candidate's run at the PR's head shows a usable environment (detected recipes that verify
- * themselves, issue 11): each guard is pinned by a test named after what it prevents. The outputs are
+ * themselves): each guard is pinned by a test named after what it prevents. The outputs are
  * pytest's own lines as it prints them.
  */
 import { describe, expect, it } from 'vitest';

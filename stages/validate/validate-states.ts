@@ -1,16 +1,19 @@
 /**
- * One chain's validation: its five states run on each of the recipe's database backends in turn until
- * one can show the fix (backends.ts), the states' runs folded into the sets (compute-sets.ts).
+ * Validates one chain in the eras given: its states on each backend in turn, folded into its sets.
+ *
+ * The states run on the recipe's database backends until one can show the fix (backends.ts), on the era's
+ * next install candidate when a run shows the checkout outgrew one; the runs become the sets (compute-sets.ts).
  */
-import { DEFAULT_BACKEND, isIgnoredTest, planTestFiles, type EraEnv, type Recipe, type TestFilesPlan } from '../../core/env/index.ts';
+import { DEFAULT_BACKEND, planTestFiles, testFileOf, type EraEnv, type TestFilesPlan } from '../../core/env/index.ts';
 import type { Config } from '../../core/foundation/config.ts';
 import { changeLabel, type Exclusion } from '../../core/foundation/model/change.ts';
 import type { ExtractedChain } from '../../core/foundation/model/extracted.ts';
 import { STATE_NAMES, type StateName, type StateResult, type ValidatedChain } from '../../core/foundation/model/validated.ts';
+import { withoutIgnoredTests } from './aggregate-runs.ts';
+import { ChainContainers, type ContainerDeps } from './backend-containers.ts';
 import { validateOnBackends } from './backends.ts';
-import { ChainContainers, type ContainerDeps } from './chain-containers.ts';
 import { computeSets, type FileOf } from './compute-sets.ts';
-import { runChainStates, type ChainCost } from './run-chain.ts';
+import { runChainStates, type ChainCost } from './run-states.ts';
 
 /** A chain's two eras: PR1's head (S1–S3) and PR2's head (S4, S5); one object when both heads are one commit. */
 export interface ChainEras {
@@ -34,7 +37,7 @@ export interface ValidateChainResult {
 /** The runner's rule for a test id's file, else pytest's `<file>::...`. */
 export function fileOfFor(eras: ChainEras): FileOf {
   const runner = eras.pr1.runner ?? eras.pr2.runner;
-  return (id, files) => runner?.testFileOf?.(id, files) ?? id.split('::')[0] ?? null;
+  return (id, files) => testFileOf(runner, id, files);
 }
 
 const EMPTY_SETS = {
@@ -124,10 +127,7 @@ export async function validateChain(
           runs: cfg.runs,
           repeat: cfg.repeat,
           signal: deps.containers.signal,
-          envFor: async (state) => {
-            const era = state === 'S4' || state === 'S5' ? pr2 : pr1;
-            return era.kind === 'broken' ? { kind: 'broken', problem: era.problem } : containers.envOf(era);
-          },
+          envFor: (state) => containers.envOf(state === 'S4' || state === 'S5' ? pr2 : pr1),
         });
         stateRuns += ran.cost.stateRuns;
         execMs += ran.cost.execMs;
@@ -136,7 +136,8 @@ export async function validateChain(
           await nextEra(ran.state, ran.label);
           continue;
         }
-        const kept = dropIgnored(ran.states, recipe);
+        // A recipe's ignored tests leave every state before the sets are computed.
+        const kept = Object.fromEntries(Object.entries(ran.states).map(([name, st]) => [name, withoutIgnoredTests(st, recipe)])) as Record<StateName, StateResult>;
         return { states: kept, execMs, containerStarts: containers.opened, readySec: containers.readySec, exclusion: computeSets(kept, fileOf).exclusion };
       }
     } finally {
@@ -173,16 +174,6 @@ export async function validateChain(
     },
   });
   return { chain: validated, stateRuns, fellBack: left.length > 0 || failedAfter !== undefined };
-}
-
-/** A recipe's ignored tests are never graded: they leave every state before the sets are computed. */
-function dropIgnored(states: Record<StateName, StateResult>, recipe: Recipe | null): Record<StateName, StateResult> {
-  if (!recipe?.ignoreTests.length) return states;
-  const out = {} as Record<StateName, StateResult>;
-  for (const [name, st] of Object.entries(states) as Array<[StateName, StateResult]>) {
-    out[name] = { ...st, tests: Object.fromEntries(Object.entries(st.tests).filter(([id]) => !isIgnoredTest(recipe, id))) };
-  }
-  return out;
 }
 
 function finish(

@@ -6,7 +6,7 @@
  * hook adds nothing. pytest reports such an item with an empty name: its id is the file, selectable as is.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { collectedDataFiles, splitPatch } from '../../../stages/extract/split-patch.ts';
+import { collectedDataFiles, splitPatch } from '../../../core/extract/split-patch.ts';
 import { parseJunit } from '../../../core/env/runners/pytest/parse-junit.ts';
 import { pytestRunner } from '../../../core/env/runners/pytest/index.ts';
 import { gitRepo, type GitRepo } from '../../helpers/git-repo.ts';

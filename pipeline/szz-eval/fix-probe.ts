@@ -1,21 +1,27 @@
 /**
- * A fix's own tests as validate's S4/S5 see them, then their bisection (`foresight szz-eval --execute`,
- * issue 12). The fix's test and support files are laid over its parent (S4: they must fail) and run at the
+ * A fix's own tests as validate's S4/S5 see them, then their bisection (`foresight szz-eval --execute`).
+ * The fix's test and support files are laid over its parent (S4: they must fail) and run at the
  * fix (S5: they must pass), in the fix's era environment and on the recipe's backends in turn, one run each;
  * the fail->pass tests are then bisected (core/attribution) in the same containers, bounded by the
  * candidates given. A fix whose tests cannot run here is dropped with a literal reason, never scored.
  */
 import { bisectInducer, type BisectResult } from '../../core/attribution/index.ts';
-import { isIgnoredTest, planTestFiles, outgrownCandidate, type StateRun } from '../../core/env/index.ts';
+import { planTestFiles, outgrownCandidate, testFileOf, type StateRun } from '../../core/env/index.ts';
 import { splitPatch } from '../../core/extract/split-patch.ts';
 import type { ListedChanges } from '../../core/history/changes.ts';
 import type { Logger } from '../../core/foundation/log.ts';
 import type { StateResult } from '../../core/foundation/model/validated.ts';
-import { aggregateRuns, type StateRequest } from './aggregate-runs.ts';
-import { ChainContainers } from './chain-containers.ts';
-import type { ChainWork } from './chain-work.ts';
-import { computeSets } from './compute-sets.ts';
-import { chainBackends, type ChainTestRules } from './validate-chain.ts';
+import {
+  aggregateRuns,
+  chainBackends,
+  ChainContainers,
+  computeSets,
+  skippedAtHead,
+  withoutIgnoredTests,
+  type ChainTestRules,
+  type ChainWork,
+  type StateRequest,
+} from '../../stages/validate/index.ts';
 
 /** Why a fix's tests say nothing here: not scored. */
 export const FIX_DROP_REASONS = [
@@ -89,7 +95,7 @@ export async function executeFix(work: ChainWork, input: FixInput, signal: Abort
   let era = first;
   // The era's install candidates the fix's states outgrew (an installed package lacks what they import).
   const passedOver: string[] = [];
-  const fileOf = (id: string, files: readonly string[]): string | null => era.runner.testFileOf?.(id, files) ?? id.split('::')[0] ?? null;
+  const fileOf = (id: string, files: readonly string[]): string | null => testFileOf(era.runner, id, files);
   let last: FixExecution | null = null;
   for (const { backend, files: testFiles } of plan.on) {
     // validate's S4 and S5 of a chain whose PR2 is this fix; both in the era of the fix (PR2's head).
@@ -111,7 +117,7 @@ export async function executeFix(work: ChainWork, input: FixInput, signal: Abort
         runs++;
         const outgrew = outgrownCandidate(run, got, passedOver);
         if (outgrew !== null) return { kind: 'outgrown', label: outgrew.label, why: outgrew.line };
-        return { kind: 'ran', result: withoutIgnored(aggregateRuns(req, [run], got.runner.exitCodes), era.recipe) };
+        return { kind: 'ran', result: withoutIgnoredTests(aggregateRuns(req, [run], got.runner.exitCodes), era.recipe) };
       };
       // Both states in one era: one that outgrew it sends both to the era's next install candidate.
       let S4: StateResult;
@@ -178,13 +184,7 @@ function stateProblem(S4: StateResult, S5: StateResult, f2p: readonly string[]):
   if (S5.collectionErrors.length) return { reason: 'fix_tests_broken', detail: `${S5.collectionErrors.join(', ')} cannot be imported at the fix` };
   if (S4.outcome.kind !== 'ran') return { reason: 'base_crash', detail: `at the fix's parent: ${S4.outcome.detail}` };
   if (f2p.length) return null;
-  const skipped = Object.entries(S5.tests).filter(([id, o]) => o === 'skip' && S4.tests[id] !== 'pass').map(([id]) => id);
-  if (skipped.length) return { reason: 'tests_skipped', detail: `skipped at the fix: ${skipped.sort().slice(0, 5).join(', ')}` };
+  const skipped = skippedAtHead(S4, S5);
+  if (skipped.length) return { reason: 'tests_skipped', detail: `skipped at the fix: ${skipped.slice(0, 5).join(', ')}` };
   return { reason: 'not_fail_to_pass', detail: "no test fails at the fix's parent and passes at the fix" };
-}
-
-/** A recipe's ignored tests are never graded (as validate drops them before its sets). */
-function withoutIgnored(s: StateResult, recipe: Parameters<typeof isIgnoredTest>[0]): StateResult {
-  if (!recipe.ignoreTests.length) return s;
-  return { ...s, tests: Object.fromEntries(Object.entries(s.tests).filter(([id]) => !isIgnoredTest(recipe, id))) };
 }

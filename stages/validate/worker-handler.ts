@@ -1,65 +1,27 @@
 /**
- * validate's job kind (`validate.chain`, issue 13): with `--queue`, each chain's container work runs on a
- * `foresight worker`. The job carries what a worker needs and nothing secret: the extracted chain, the
- * repository and where to clone it from, the configuration that enters validate's cache key. The worker
- * clones on first use, builds or reuses env images on its own Docker, runs the chain (attribution
- * included: chain-work.ts) and returns the validated chain as a local run would have it.
+ * How a `foresight worker` runs `validate.chain` jobs: on its own clone, with one ChainWork per repository and configuration.
+ *
+ * The worker clones on first use into `<its data>/<owner>__<name>/clone` (and fetches when a chain's commits
+ * are missing), builds or reuses env images on its own Docker, keeps its warm containers across jobs, and
+ * keeps its env images within the keep count after every job. It is registered with the worker's own
+ * configuration and credentials, never a job's.
  */
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, rename, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
-import { z } from 'zod';
 import { repoDataDir } from '../../core/foundation/artifacts.ts';
-import { ConfigSchema, type Config, type Secrets } from '../../core/foundation/config.ts';
+import type { Config, Secrets } from '../../core/foundation/config.ts';
 import { applyCachePolicy, assertDockerReachable, connectDocker, ensureImage, removeStaleContainers } from '../../core/env/index.ts';
-import { errorMessage, ForesightError } from '../../core/foundation/errors.ts';
+import { errorMessage } from '../../core/foundation/errors.ts';
 import { fingerprint } from '../../core/foundation/fingerprint.ts';
-import { ExtractedChainSchema } from '../../core/foundation/model/extracted.ts';
-import { ValidatedChainSchema } from '../../core/foundation/model/validated.ts';
-import { defineJobKind, InfraError, type JobContext, type JobHandler } from '../../core/queue/index.ts';
+import { InfraError, type JobContext, type JobHandler } from '../../core/queue/index.ts';
 import { sourceSettings } from '../../core/sources/registry.ts';
-import { ChainWork } from './chain-work.ts';
+import { infra, validateChainKind, type ChainJob, type ChainJobResult } from './queue-job.ts';
+import { ChainWork } from './validate-and-attribute.ts';
 
 const run = promisify(execFile);
-
-/** The configuration a chain's validation reads: validate's own, and what attribution lists and re-extracts with. */
-const ChainJobConfigSchema = z.object({
-  validate: ConfigSchema.shape.validate,
-  discover: z.object({ branch: z.string(), units: z.enum(['auto', 'prs', 'commits']), tracker: z.enum(['auto', 'github', 'trac']), offline: z.boolean() }),
-  sources: ConfigSchema.shape.sources,
-});
-export type ChainJobConfig = z.infer<typeof ChainJobConfigSchema>;
-
-export const validateChainKind = defineJobKind('validate.chain', {
-  payload: z.object({
-    repo: z.string(),
-    /** Where a worker clones the repository from: the coordinator's clone path, else its URL (no credentials). */
-    source: z.object({ path: z.string(), url: z.string().nullable() }),
-    chain: ExtractedChainSchema,
-    config: ChainJobConfigSchema,
-  }),
-  result: z.object({
-    chain: ValidatedChainSchema,
-    stateRuns: z.number().int().nonnegative(),
-    backendFallbacks: z.number().int().nonnegative(),
-    imagesBuilt: z.array(z.string()),
-  }),
-});
-export type ChainJob = z.infer<typeof validateChainKind.payload>;
-export type ChainJobResult = z.infer<typeof validateChainKind.result>;
-
-/** The part of the configuration a chain's job carries. */
-export function chainJobConfig(config: Config): ChainJobConfig {
-  const { branch, units, tracker, offline } = config.discover;
-  return { validate: config.validate, discover: { branch, units, tracker, offline }, sources: config.sources };
-}
-
-/** What the coordinator's `foresight run` cloned from: a worker without that path clones from the URL. */
-export function cloneSource(config: Config, repo: { name: string; clone: string }): ChainJob['source'] {
-  return { path: repo.clone, url: config.discover.offline ? null : `${config.clone.gitUrl.replace(/\/+$/, '')}/${repo.name}.git` };
-}
 
 /** Where a worker keeps its own clone of `repo` under its data folder. */
 export function workerClonePath(dataDir: string, repo: string): string {
@@ -144,14 +106,4 @@ export function validateChainHandler(local: { config: Config; secrets: Secrets }
       return outcome;
     },
   };
-}
-
-/** The environment's failures (the Docker daemon, a clone) are retried elsewhere; anything else stays what it is. */
-async function infra<T>(fn: () => Promise<T>): Promise<T> {
-  try {
-    return await fn();
-  } catch (err) {
-    if (err instanceof ForesightError && err.external && !(err instanceof InfraError)) throw new InfraError(err.message, { remedy: err.remedy, cause: err });
-    throw err;
-  }
 }

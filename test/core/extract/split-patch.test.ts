@@ -4,7 +4,7 @@
  * nor diffable; a name such as `*.py` after `--` matched every Python file.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { splitPatch } from '../../../stages/extract/split-patch.ts';
+import { splitPatch } from '../../../core/extract/split-patch.ts';
 import { ForesightError } from '../../../core/foundation/errors.ts';
 import { gitRepo, type GitRepo } from '../../helpers/git-repo.ts';
 

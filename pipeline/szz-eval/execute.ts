@@ -1,28 +1,27 @@
 /**
- * `foresight szz-eval --execute` (issue 12): score execution-confirmed attribution on the oracle fixes whose
+ * `foresight szz-eval --execute`: score execution-confirmed attribution on the oracle fixes whose
  * tests run here. Per fix: blame's prediction and ranked candidates (stages/szz predictFix, the wider
  * attribution), then the fix's tests at its parent and at the fix and the bisection of the fail->pass ones
- * in validate's environments and containers (stages/validate executeFix). Both are scored on the same
+ * in validate's environments and containers (fix-probe.ts executeFix). Both are scored on the same
  * entries: those with fail->pass tests. Each fix's result is checkpointed, so a rerun does no work.
  */
-import PQueue from 'p-queue';
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { BISECT_DEFAULTS, BISECT_KINDS, bisectBudget, executionOutweighs, type Step } from '../core/attribution/index.ts';
-import { writeAtomic } from '../core/foundation/artifacts.ts';
-import type { Config } from '../core/foundation/config.ts';
-import { assertDockerReachable, connectDocker, ensureImage } from '../core/env/index.ts';
-import { errorMessage } from '../core/foundation/errors.ts';
-import { fingerprint } from '../core/foundation/fingerprint.ts';
-import { git, revParse } from '../core/foundation/git.ts';
-import { commitToChange, listChanges, type ListedChanges } from '../core/history/changes.ts';
-import { positions } from '../core/history/mainline.ts';
-import type { Logger } from '../core/foundation/log.ts';
-import { sourceSettings } from '../core/sources/registry.ts';
-import { NO_SECRETS } from '../core/foundation/config.ts';
-import { MetaChanges, predictFix, scoreRows, type OracleEntry, type Scores } from '../stages/szz/index.ts';
-import { ChainWork, executeFix, FIX_DROP_REASONS } from '../stages/validate/index.ts';
+import { BISECT_DEFAULTS, BISECT_KINDS, bisectBudget, executionOutweighs, type Step } from '../../core/attribution/index.ts';
+import type { Config } from '../../core/foundation/config.ts';
+import { assertDockerReachable, connectDocker, ensureImage } from '../../core/env/index.ts';
+import { errorMessage } from '../../core/foundation/errors.ts';
+import { fingerprint, type Fingerprint } from '../../core/foundation/fingerprint.ts';
+import { codeKey, resumableMap, unkept } from '../../core/foundation/resumable.ts';
+import { git, revParse } from '../../core/foundation/git.ts';
+import { commitToChange, listChanges, type ListedChanges } from '../../core/history/changes.ts';
+import { positions } from '../../core/history/mainline.ts';
+import type { Logger } from '../../core/foundation/log.ts';
+import { sourceSettings } from '../../core/sources/registry.ts';
+import { NO_SECRETS } from '../../core/foundation/config.ts';
+import { MetaChanges, predictFix, scoreRows, type OracleEntry, type Scores } from '../../stages/szz/index.ts';
+import { ChainWork } from '../../stages/validate/index.ts';
+import { executeFix, FIX_DROP_REASONS, type FixExecution } from './fix-probe.ts';
 
 /** The rule that combines the two, printed with the table. */
 export const EXECUTION_RULE =
@@ -35,12 +34,6 @@ function whyOf(st: Step): string | null {
   if (st.outcome === 'skip') return `${st.reason}: ${st.detail.slice(0, 300)}${passing}`;
   return `${st.failing.map((t) => (st.kinds?.[t] ? `${t} [${st.kinds[t]}]` : t)).join(', ')}${passing}`;
 }
-
-/**
- * Bump when a checkpoint's meaning changes: older ones are redone (14: a fix whose test modules its runner cannot run,
- * such as Django's js_tests, is `no_test_files`, not `infra`; 15: pytest runs the data files a conftest hook collects).
- */
-const CHECKPOINT_VERSION = 15;
 
 const CostSchema = z.object({ containers: z.number(), runs: z.number(), seconds: z.number() });
 const ExecutionSchema = z.union([
@@ -64,7 +57,6 @@ const ExecutionSchema = z.union([
 export type FixExecutionSummary = z.infer<typeof ExecutionSchema>;
 
 const CheckpointSchema = z.object({
-  key: z.string(),
   fix: z.string(),
   blame: z.object({ predicted: z.array(z.string()), candidates: z.array(z.string()) }),
   execution: ExecutionSchema,
@@ -99,7 +91,7 @@ export interface ExecuteOptions {
   clone: string;
   oracle: readonly OracleEntry[];
   config: Config;
-  /** The repository's data folder (env logs, detected recipes); checkpoints go to its szz-eval/fixes/. */
+  /** The repository's data folder (env logs, detected recipes); the checkpoint goes to its szz-eval/fixes/. */
   repoDir: string;
   jobs: number;
   log: Logger;
@@ -133,93 +125,69 @@ export async function executeOracle(o: ExecuteOptions): Promise<ExecuteReport> {
   const meta = new MetaChanges(o.clone);
   // The budget is keyed with the bisection's other constants (a default budget keeps earlier checkpoints).
   const { bisectMaxProbes: _p, bisectGoodEndProbes: _g, ...settings } = o.config.validate;
-  const key = (fix: string): string =>
-    fingerprint({ v: CHECKPOINT_VERSION, repo: o.repo, fix, validate: { ...settings, jobs: null }, images: o.config.images.baseAlias, bisect: { ...BISECT_DEFAULTS, ...bisectBudget(o.config.validate) }, branch: o.config.discover.branch, ...(o.ceiling ? { ceiling: true } : {}) });
-  const pathOf = (fix: string): string => join(o.repoDir, 'szz-eval', o.ceiling ? 'ceiling' : 'fixes', `${fix}.json`);
+  // The key covers the code that computes a fix's result (this module's import closure), so a change to it redoes the fixes.
+  const code = await codeKey(import.meta.url);
+  const key = (fix: string): Fingerprint =>
+    fingerprint(code, { repo: o.repo, fix, validate: { ...settings, jobs: null }, images: o.config.images.baseAlias, bisect: { ...BISECT_DEFAULTS, ...bisectBudget(o.config.validate) }, branch: o.config.discover.branch, ...(o.ceiling ? { ceiling: true } : {}) });
   const toMainline = mainlineOf(history);
   const fixes = await Promise.all(o.oracle.map(async (e) => ({ entry: e, sha: await revParse(o.clone, e.fix) })));
-  const saved = new Map<string, Checkpoint>();
-  for (const f of fixes) {
-    const c = await readCheckpoint(pathOf(f.sha));
-    if (c && c.key === key(f.sha)) saved.set(f.sha, c);
-  }
-  let work: ChainWork | null = null;
-  const todo = fixes.filter((f) => !saved.has(f.sha));
-  if (todo.length) {
-    const docker = connectDocker(o.config.docker.host);
-    await assertDockerReachable(docker);
-    const { images } = o.config;
-    if (o.config.validate.image) await ensureImage(o.config.validate.image, { docker, log: o.log, baseAlias: images.baseAlias, lockDir: images.lockDir });
-    work = await ChainWork.open({
-      repo: { name: o.repo, clone: o.clone }, repoDir: o.repoDir, validate: o.config.validate, discover: o.config.discover,
-      sourceSettings: sourceSettings(o.config, NO_SECRETS), images, docker, log: o.log, poolSize: o.jobs,
-    });
-  }
-  const fresh = new Map<string, Checkpoint>();
+  // Docker and the environments are opened on the first fix that is not in the checkpoint.
+  let opening = null as Promise<ChainWork> | null;
+  const openWork = (): Promise<ChainWork> =>
+    (opening ??= (async () => {
+      const docker = connectDocker(o.config.docker.host);
+      await assertDockerReachable(docker);
+      const { images } = o.config;
+      if (o.config.validate.image) await ensureImage(o.config.validate.image, { docker, log: o.log, baseAlias: images.baseAlias, lockDir: images.lockDir });
+      return ChainWork.open({
+        repo: { name: o.repo, clone: o.clone }, repoDir: o.repoDir, validate: o.config.validate, discover: o.config.discover,
+        sourceSettings: sourceSettings(o.config, NO_SECRETS), images, docker, log: o.log, poolSize: o.jobs,
+      });
+    })());
+  let mapped: Awaited<ReturnType<typeof resumableMap<(typeof fixes)[number], Checkpoint>>>;
   try {
-    const queue = new PQueue({ concurrency: o.jobs });
-    let done = 0;
-    await Promise.all(
-      todo.map((f) =>
-        queue.add(async () => {
-          o.signal.throwIfAborted();
-          const blame = await predictFix(o.clone, f.entry, { variant: 'foresight', meta });
-          const base = (await git(o.clone, ['rev-parse', '--verify', '--end-of-options', `${f.sha}^1`])).trim();
-          const label = `szz-eval-${f.sha.slice(0, 10)}`;
-          let execution: FixExecutionSummary;
-          const told = o.ceiling ? await Promise.all(f.entry.inducing.map(async (s) => toMainline(await revParse(o.clone, s).catch(() => s)))) : null;
-          const probed = told ? { candidates: told, history: { ...history, mainline: ceilingMainline(history.mainline, told, base), changes: [] } } : { candidates: blame.candidates, history };
-          try {
-            const r = await executeFix(work!, { clone: o.clone, fix: { baseSha: base, headSha: f.sha }, ...probed, label }, o.signal, o.log);
-            execution =
-              r.kind === 'dropped'
-                ? r
-                : {
-                    kind: 'bisected',
-                    outcome: r.bisect.kind,
-                    commit: r.bisect.kind === 'found' || r.bisect.kind === 'introduced' ? r.bisect.commit : null,
-                    failToPass: r.failToPass,
-                    backend: r.backend,
-                    probes: r.bisect.steps.length,
-                    steps: r.bisect.steps.map((st) => ({
-                      commit: st.commit,
-                      role: st.role,
-                      outcome: st.outcome,
-                      why: whyOf(st),
-                      seconds: Math.round(st.seconds * 10) / 10,
-                      transplanted: st.transplanted ?? false,
-                    })),
-                    followed: 'followed' in r.bisect ? (r.bisect.followed ?? []) : [],
-                    cost: r.cost,
-                  };
-          } catch (err) {
-            if (o.signal.aborted) throw err;
-            // Our infrastructure (Docker, an image) failed: never evidence, and not checkpointed, so a rerun tries again.
-            o.log.warn(`${f.sha.slice(0, 10)}: the tests could not run: ${errorMessage(err)}`);
-            fresh.set(f.sha, { key: '', fix: f.sha, blame, execution: { kind: 'dropped', reason: 'infra', detail: errorMessage(err), cost: { containers: 0, runs: 0, seconds: 0 } } });
-            return;
-          }
-          const c: Checkpoint = { key: key(f.sha), fix: f.sha, blame: { predicted: blame.predicted, candidates: blame.candidates }, execution };
-          o.signal.throwIfAborted();
-          await writeAtomic(pathOf(f.sha), JSON.stringify(c, null, 1) + '\n');
-          fresh.set(f.sha, c);
-          o.log.progress('executing fixes', ++done, todo.length);
-        }),
-      ),
-    );
+    mapped = await resumableMap(fixes, {
+      checkpoint: join(o.repoDir, 'szz-eval', o.ceiling ? 'ceiling' : 'fixes', 'checkpoint.jsonl'),
+      label: 'executing fixes',
+      log: o.log,
+      signal: o.signal,
+      concurrency: o.jobs,
+      key: (f) => key(f.sha),
+      id: (f) => f.sha.slice(0, 10),
+      schema: CheckpointSchema,
+      compute: async (f) => {
+        const work = await openWork();
+        const blame = await predictFix(o.clone, f.entry, { variant: 'foresight', meta });
+        const base = (await git(o.clone, ['rev-parse', '--verify', '--end-of-options', `${f.sha}^1`])).trim();
+        const label = `szz-eval-${f.sha.slice(0, 10)}`;
+        const told = o.ceiling ? await Promise.all(f.entry.inducing.map(async (s) => toMainline(await revParse(o.clone, s).catch(() => s)))) : null;
+        const probed = told ? { candidates: told, history: { ...history, mainline: ceilingMainline(history.mainline, told, base), changes: [] } } : { candidates: blame.candidates, history };
+        const predicted = { predicted: blame.predicted, candidates: blame.candidates };
+        try {
+          const r = await executeFix(work, { clone: o.clone, fix: { baseSha: base, headSha: f.sha }, ...probed, label }, o.signal, o.log);
+          return { fix: f.sha, blame: predicted, execution: summarise(r) };
+        } catch (err) {
+          if (o.signal.aborted) throw err;
+          // Our infrastructure (Docker, an image) failed: never evidence, and not checkpointed, so a rerun tries again.
+          o.log.warn(`${f.sha.slice(0, 10)}: the tests could not run: ${errorMessage(err)}`);
+          return unkept({ fix: f.sha, blame: predicted, execution: { kind: 'dropped' as const, reason: 'infra' as const, detail: errorMessage(err), cost: { containers: 0, runs: 0, seconds: 0 } } });
+        }
+      },
+    });
   } finally {
-    await work?.close();
+    if (opening) await (await opening.catch(() => null))?.close();
   }
+  // Not compacted: a run on part of the oracle (--limit) keeps the other fixes' results for the next.
   const order = positions(history.mainline);
   const rows: FixRow[] = [];
-  for (const f of fixes) {
-    const c = saved.get(f.sha) ?? fresh.get(f.sha)!;
+  for (const [i, f] of fixes.entries()) {
+    const c = mapped.results[i]!;
     const inducing = [...new Set(await Promise.all(f.entry.inducing.map(async (s) => toMainline(await revParse(o.clone, s).catch(() => s)))))];
     const blame = [...new Set(c.blame.predicted.map(toMainline))];
     const ex = c.execution;
     const named = ex.kind === 'bisected' && ex.commit !== null && (ex.outcome === 'found' || ex.outcome === 'introduced') ? { kind: ex.outcome, commit: ex.commit } : null;
     const combined = named && executionOutweighs(named, blame[0] ?? null, order) ? [named.commit] : blame;
-    rows.push({ fix: f.sha, inducing, blame, combined, execution: ex, reused: saved.has(f.sha) });
+    rows.push({ fix: f.sha, inducing, blame, combined, execution: ex, reused: mapped.fromCheckpoint[i]! });
   }
   const scored = rows.filter((r) => r.execution.kind === 'bisected');
   const ran = rows.filter((r) => !r.reused);
@@ -243,15 +211,27 @@ function mainlineOf(history: ListedChanges): (sha: string) => string {
   return (sha) => (onMainline.has(sha) ? sha : (mergeOf.get(changeOf.get(sha) ?? '') ?? sha));
 }
 
-async function readCheckpoint(path: string): Promise<Checkpoint | null> {
-  const text = await readFile(path, 'utf8').catch(() => null);
-  if (text === null) return null;
-  try {
-    const parsed = CheckpointSchema.safeParse(JSON.parse(text));
-    return parsed.success ? parsed.data : null;
-  } catch {
-    return null; // a torn or foreign file is redone
-  }
+/** What a fix's execution is kept as: the drop, or the bisection's outcome with each probe. */
+function summarise(r: FixExecution): FixExecutionSummary {
+  if (r.kind === 'dropped') return r;
+  return {
+    kind: 'bisected',
+    outcome: r.bisect.kind,
+    commit: r.bisect.kind === 'found' || r.bisect.kind === 'introduced' ? r.bisect.commit : null,
+    failToPass: r.failToPass,
+    backend: r.backend,
+    probes: r.bisect.steps.length,
+    steps: r.bisect.steps.map((st) => ({
+      commit: st.commit,
+      role: st.role,
+      outcome: st.outcome,
+      why: whyOf(st),
+      seconds: Math.round(st.seconds * 10) / 10,
+      transplanted: st.transplanted ?? false,
+    })),
+    followed: 'followed' in r.bisect ? (r.bisect.followed ?? []) : [],
+    cost: r.cost,
+  };
 }
 
 /** The table, the rule, the cost per fix and every dropped fix with its reason. */

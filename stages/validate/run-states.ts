@@ -1,8 +1,11 @@
+/** Runs a chain's five states in the environments given, repeated as `validate.repeat` says, and folds the runs per state. */
+import type { ProbeEnv } from '../../core/attribution/index.ts';
 import type { ExtractedChain } from '../../core/foundation/model/extracted.ts';
-import { aggregateRuns, runProblem, type Covers, type StateRequest } from './aggregate-runs.ts';
+import type { RepeatStrategy } from '../../core/foundation/settings.ts';
+import { aggregateRuns, brokenState, runProblem, type Covers, type StateRequest } from './aggregate-runs.ts';
 import { computeSets, type FileOf } from './compute-sets.ts';
 import { planRepeats, type RepeatSelection } from './plan-repeats.ts';
-import { outgrownCandidate, type ChainEnv, type Runner, type StateRun } from '../../core/env/index.ts';
+import { outgrownCandidate, testFileOf, type ChainEnv, type Runner, type StateRun } from '../../core/env/index.ts';
 import type { StateName, StateResult } from '../../core/foundation/model/validated.ts';
 
 /** The five states of a chain (definitions.md). */
@@ -32,9 +35,9 @@ export interface ChainCost {
  * fewer runs: `states[].runs` says how many). With a runner that runs passes (ChainEnv.runPasses),
  * `candidates` and `gated` run a state's repeats as passes of one runner start, each pass a run.
  */
-export type RepeatStrategy = 'all' | 'candidates' | 'gated';
+export type { RepeatStrategy };
 
-type EraFor = (state: StateName) => Promise<{ kind: 'ready'; env: ChainEnv; runner: Runner; label?: string } | { kind: 'broken'; problem: string }>;
+type EraFor = (state: StateName) => Promise<ProbeEnv>;
 
 type StatesCost = Omit<ChainCost, 'containerStarts' | 'wallMs'> & { stateRuns: number; runnerStarts: number };
 
@@ -90,9 +93,7 @@ export async function runChainStates(opts: {
   for (const req of stateRequests(opts.chain)) {
     const era = await opts.envFor(req.name);
     if (era.kind === 'broken') {
-      // The environment never built: the state did not run, which is never read as "fails".
-      const { name, checkout, overlay, testFiles } = req;
-      states[name] = { name, checkout, overlay, testFiles, outcome: { kind: 'infra', reason: 'env_build', detail: era.problem }, runs: 0, tests: {}, collectionErrors: [], durationMs: 0 };
+      states[req.name] = brokenState(req, era.problem);
       continue;
     }
     const runs: StateRun[] = [];
@@ -112,7 +113,7 @@ export async function runChainStates(opts: {
   fold();
   if (repeat !== 'all' && opts.runs > 1) {
     const runner = [...ready.values()][0]?.runner;
-    const fileOf: FileOf = (id, files) => runner?.testFileOf?.(id, files) ?? id.split('::')[0] ?? null;
+    const fileOf: FileOf = (id, files) => testFileOf(runner, id, files);
     /** One repeat of a state's selection in a runner start of its own. */
     const repeatOnce = async (s: NonNullable<ReturnType<typeof ready.get>>, sel: RepeatSelection): Promise<void> => {
       const select = selection(s.runner, s.req.testFiles, sel);
@@ -175,11 +176,10 @@ type StateRequestSelect = Array<{ file: string; arg: string | null }>;
 /** The runner's selection for a repeat, or null when it must run the whole files (no selection support, too long). */
 export function selection(runner: Runner, testFiles: readonly string[], sel: RepeatSelection): StateRequestSelect | null {
   if (!runner.selectArg) return null;
-  const fileOf = (id: string): string | null => runner.testFileOf?.(id, testFiles) ?? id.split('::')[0] ?? null;
   const out: StateRequestSelect = sel.files.map((file) => ({ file, arg: null }));
   for (const id of sel.ids) {
     const arg = runner.selectArg(id, testFiles);
-    const file = fileOf(id);
+    const file = testFileOf(runner, id, testFiles);
     if (arg === null || file === null) return null;
     out.push({ file, arg });
   }

@@ -1,8 +1,10 @@
 /**
- * One chain's whole container work, as a local run and a `foresight worker` both do it: its eras'
- * environments, its five states on its backends, then the execution-confirmed attribution (bisection), and
- * when that names another PR1, the chain re-extracted and validated again. What a process keeps across its
- * chains (the env images of this run, a pool of warm containers, the history) lives in one ChainWork.
+ * Validates and attributes one chain, start to end, keeping what a process reuses across chains (ChainWork).
+ *
+ * As this process and a `foresight worker` both do it: the chain's eras' environments, its five states on
+ * its backends (validate-states.ts), then the execution-confirmed attribution (bisection), and when that
+ * names another PR1, the chain re-extracted and validated again. The env images of the run, a pool of warm
+ * containers and the history live in one ChainWork.
  */
 import type Docker from 'dockerode';
 import type { Config } from '../../core/foundation/config.ts';
@@ -18,8 +20,8 @@ import type { ExtractedChain } from '../../core/foundation/model/extracted.ts';
 import type { ValidatedChain } from '../../core/foundation/model/validated.ts';
 import type { SourceSettings } from '../../core/sources/types.ts';
 import { attributeChain, canAttribute, type AttributeDeps } from './attribute.ts';
-import type { ContainerDeps } from './chain-containers.ts';
-import { chainOnBackends, excludedChain, validateChain, type ChainEras } from './validate-chain.ts';
+import type { ContainerDeps } from './backend-containers.ts';
+import { chainOnBackends, excludedChain, validateChain, type ChainEras } from './validate-states.ts';
 
 /** What one chain's work gives back: the validated chain and the counts the stage's stats add up. */
 export interface ChainOutcome {

@@ -1,12 +1,14 @@
 /**
- * The containers of one chain on one database backend: one per distinct env image, the backend's
- * service (a sidecar, none for sqlite) started with the first container and shared by them. Without a
- * service a container comes from the run's pool (warm, reused by the next chain of the era); on a
+ * The containers of one chain on one database backend: one per env image, the backend's service beside them.
+ *
+ * The service (a sidecar, none for sqlite) starts with the first container and is shared by them. Without
+ * a service a container comes from the run's pool (warm, reused by the next chain of the era); on a
  * service network it dies with the chain.
  */
 import type Docker from 'dockerode';
 import { join } from 'node:path';
 import { errorMessage, ForesightError } from '../../core/foundation/errors.ts';
+import type { ProbeEnv } from '../../core/attribution/index.ts';
 import { backendEnv, openChainEnv, startService, type ChainEnv, type ChainEnvPool, type ContainerLimits, type Recipe, type Runner, type ServiceSession } from '../../core/env/index.ts';
 import type { Logger } from '../../core/foundation/log.ts';
 
@@ -22,15 +24,8 @@ export interface ContainerDeps {
   signal: AbortSignal;
 }
 
-/** An era ready to run: its image, recipe (for the environment), runner and install candidate (EraEnv's `label`). */
-export interface ReadyEra {
-  image: string;
-  recipe: Pick<Recipe, 'env'>;
-  runner: Runner;
-  label?: string;
-}
-
-export type EraContainer = { kind: 'ready'; env: ChainEnv; runner: Runner; label?: string } | { kind: 'broken'; problem: string };
+/** An era ready to run (its image, recipe for the environment, runner and install candidate: EraEnv's `label`), or why it is not. */
+export type EraToRun = { kind: 'ready'; image: string; recipe: Pick<Recipe, 'env'>; runner: Runner; label?: string } | { kind: 'broken'; problem: string };
 
 export class ChainContainers {
   private readonly held = new Map<string, { env: ChainEnv; poolKey: string | null }>();
@@ -50,8 +45,12 @@ export class ChainContainers {
     return this.service?.readySec ?? 0;
   }
 
-  /** The container of an era's image: started on first use; a service that did not start is an environment failure, never evidence. */
-  async envOf(era: ReadyEra): Promise<EraContainer> {
+  /**
+   * The container of an era's image, started on first use; a broken era, or a service that did not start, is
+   * an environment failure, never evidence.
+   */
+  async envOf(era: EraToRun): Promise<ProbeEnv> {
+    if (era.kind === 'broken') return { kind: 'broken', problem: era.problem };
     const service = await this.ensureService();
     if (!service) return { kind: 'broken', problem: this.serviceProblem ?? `the ${this.backend} database service did not start` };
     let held = this.held.get(era.image);
