@@ -14,6 +14,10 @@ try {
   stopProgressBars();
   // Error text leaves the process: never with a credential in it (a git URL, an echoed key).
   process.stderr.write(`foresight: ${redact(errorMessage(err))}\n`);
-  if (stackTraces() && err instanceof Error) process.stderr.write(`${redact(err.stack ?? '')}\n`);
+  if (stackTraces() && err instanceof Error) {
+    process.stderr.write(`${redact(err.stack ?? '')}\n`);
+    // A job's failure carries what its handler threw (in-process queue): the stack that matters is that one.
+    if (err.cause instanceof Error && err.cause.stack) process.stderr.write(`caused by: ${redact(err.cause.stack)}\n`);
+  }
   process.exitCode = exitState.signal ?? (err instanceof ForesightError ? 1 : 2);
 }

@@ -29,8 +29,9 @@ export class JobFailedError extends ForesightError {
     readonly id: string,
     detail: string,
     remedy: string,
+    cause?: unknown,
   ) {
-    super(`${kind} ${id}: ${detail}`, { remedy, external: reason === 'infra' || reason === 'stalled' });
+    super(`${kind} ${id}: ${detail}`, { remedy, external: reason === 'infra' || reason === 'stalled', cause });
   }
 }
 

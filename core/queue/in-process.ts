@@ -46,7 +46,8 @@ export function inProcessQueue(opts: InProcessQueueOptions): WorkQueue {
         if (outcome.status === 'done') return kind.result.parse(outcome.result);
         const f = outcome.failure;
         failed = f.message;
-        throw new JobFailedError(f.reason, kind.name, id, f.message, f.remedy);
+        // In this process the handler's own error stays attached (its stack, with FORESIGHT_DEBUG).
+        throw new JobFailedError(f.reason, kind.name, id, f.message, f.remedy, outcome.error);
       },
       {
         attempts: retry.attempts,

@@ -19,7 +19,8 @@ export function encodePayload<P>(kind: JobKind<P, unknown>, id: string, payload:
   return JSON.parse(json) as unknown;
 }
 
-export type HandlerOutcome = { status: 'done'; result: unknown } | { status: 'failed'; failure: WireFailure };
+/** `error`: what the handler threw, for a caller in the same process (it never crosses the wire). */
+export type HandlerOutcome = { status: 'done'; result: unknown } | { status: 'failed'; failure: WireFailure; error?: unknown };
 
 /** Run the handler of `kindName` on a payload as it came over the wire; the result is parsed as its kind says. */
 export async function runHandler(registry: HandlerRegistry, kindName: string, payload: unknown, ctx: JobContext): Promise<HandlerOutcome> {
@@ -37,7 +38,7 @@ export async function runHandler(registry: HandlerRegistry, kindName: string, pa
   } catch (err) {
     if (err instanceof InfraError) return { status: 'failed', failure: { reason: 'infra', message: err.message, remedy: err.remedy } };
     const remedy = err instanceof ForesightError ? err.remedy : 'a bug in the handler: report it with the worker log';
-    return { status: 'failed', failure: { reason: 'handler-error', message: errorMessage(err instanceof ForesightError ? new Error(err.message) : err), remedy } };
+    return { status: 'failed', failure: { reason: 'handler-error', message: errorMessage(err instanceof ForesightError ? new Error(err.message) : err), remedy }, error: err };
   }
   const output = handler.kind.result.safeParse(result);
   if (!output.success) {

@@ -5,7 +5,10 @@ import { FORESIGHT_VERSION } from '../../core/foundation/version.ts';
 import { SPLITS } from '../eval/index.ts';
 import { runDemo } from './demo.ts';
 import { evaluate, type EvalOpts } from './eval.ts';
-import { plain, ROOT_HELP } from './help.ts';
+import { ENVIRONMENT, helpTable, plain, ROOT_HELP } from './help.ts';
+
+/** The settings `publish` reads from the environment, as the settings table describes them. */
+const PUBLISH_ENVIRONMENT = ENVIRONMENT.filter(([name]) => ['HF_TOKEN', 'HF_ENDPOINT', 'FORESIGHT_PY_VENV'].includes(name));
 import { publishCommand } from './publish.ts';
 import { recheckCommand, type RecheckOpts } from './recheck.ts';
 import { reportCommand } from './report.ts';
@@ -120,24 +123,21 @@ Examples:
     .description("list the stages in order with the fingerprint of each one's code, as its cache key holds it (the modules it runs, the files they read, the packages' versions)")
     .option('--files', "also list each stage's files and packages")
     .action(async (o: { files?: boolean }) => stagesCommand(o));
-  // <publish command: owned by pipeline/publish>
   withSettings(
     program
       .command('publish')
-    .description('upload an emitted dataset to the Hugging Face hub in one commit, once the gate passes (gold self-check, loads with datasets, no secret)')
-    .requiredOption('--repo-id <owner/name>', 'the dataset repository on the hub (created when missing)')
-    .option('--dataset <dir>', 'the emitted dataset folder (data/<owner>__<name>/emit/hf)')
-    .option('--repo <owner/name>', 'the mined repository whose emitted dataset goes up (instead of --dataset)')
-    .option('--private', 'create the repository private (an existing one keeps its visibility)')
-    .option('--dry-run', 'print the exact operations (repository, files, sizes, LFS) and change nothing')
-    .option('--revision <branch>', 'the branch to commit to', 'main'),
+      .description('upload an emitted dataset to the Hugging Face hub in one commit, once the gate passes (gold self-check, loads with datasets, no secret)')
+      .requiredOption('--repo-id <owner/name>', 'the dataset repository on the hub (created when missing)')
+      .option('--dataset <dir>', 'the emitted dataset folder (data/<owner>__<name>/emit/hf)')
+      .option('--repo <owner/name>', 'the mined repository whose emitted dataset goes up (instead of --dataset)')
+      .option('--private', 'create the repository private (an existing one keeps its visibility)')
+      .option('--dry-run', 'print the exact operations (repository, files, sizes, LFS) and change nothing')
+      .option('--revision <branch>', 'the branch to commit to', 'main'),
     'publish',
     { data: 'artifact root, with --repo', quiet: 'no log lines on the terminal (the plan is still printed)' },
   )
-    .addHelpText('after', '\nEnvironment: HF_TOKEN (write access; never printed), HF_ENDPOINT (default https://huggingface.co),\nFORESIGHT_PY_VENV (a venv with datasets; default .venv-test, made by scripts/setup-python.sh).\n\nExample:\n  foresight publish --repo-id my-org/foresight-minilib --dataset data/demo__minilib/emit/hf --dry-run')
+    .addHelpText('after', `\nEnvironment:\n${helpTable(PUBLISH_ENVIRONMENT)}\n\nExample:\n  foresight publish --repo-id my-org/foresight-minilib --dataset data/demo__minilib/emit/hf --dry-run`)
     .action(async (o: import('../publish/index.ts').PublishCliOptions) => publishCommand(o));
-  // </publish command>
-  // <report command: owned by pipeline/report>
   program
     .command('report')
     .description('write one self-contained HTML page of an emitted dataset: funnel, plots, a filterable table of chains, per chain its diffs, commits, sets, states and verdicts')
@@ -145,8 +145,6 @@ Examples:
     .option('--out <file>', 'where the page goes (default: report.html beside the dataset folder, so it is never published with it)')
     .addHelpText('after', '\nExample:\n  $ foresight report --dataset data/encode__starlette/emit/hf\n      writes data/encode__starlette/emit/report.html; open a chain with report.html#chain=<instance_id>')
     .action(async (o: { dataset: string; out?: string }) => reportCommand(o));
-  // </report command>
-  // <worker command: owned by pipeline/worker>
   withSettings(
     program.command('worker').description("run queued container work (validate's chains, with their bisection) from a Redis queue on this machine's Docker, until SIGINT/SIGTERM"),
     'worker',
@@ -154,6 +152,5 @@ Examples:
   )
     .addHelpText('after', '\nExample:\n  $ foresight worker --queue redis://10.0.0.5:6379 --concurrency 2 --data /srv/foresight')
     .action(async (o: Flags) => workerCommand(o));
-  // </worker command>
   return program;
 }

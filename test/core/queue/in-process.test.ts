@@ -55,6 +55,8 @@ describe('in-process work queue (the default): the same handlers, run here', () 
     const bug = await q.submit(buggyKind, 'b1', { ledger }).catch((e: unknown) => e);
     expect(bug).toBeInstanceOf(JobFailedError);
     expect(bug).toMatchObject({ reason: 'handler-error', external: false });
+    // In this process the handler's own error stays attached, stack and all.
+    expect((bug as Error).cause).toBeInstanceOf(TypeError);
     expect(await starts('test.buggy', 'b1')).toEqual([1]);
   });
 
