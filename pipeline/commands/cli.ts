@@ -54,7 +54,10 @@ export function buildCli(): Command {
   const program = new Command('foresight')
     .description('Mine PR1 -> PR2 fix-chains into an anticipation benchmark')
     .version(FORESIGHT_VERSION)
-    .addHelpText('after', ROOT_HELP);
+    .addHelpText('after', ROOT_HELP)
+    // Usage errors (an unknown option, a bad flag value) are thrown, not exited on: bin.ts exits 2 for them. Inherited by every command.
+    .showHelpAfterError('(add --help for the options)')
+    .exitOverride();
   withRepo(program.command('run').description('run the pipeline; each stage skips itself when its inputs are unchanged'), 'run')
     .addOption(new Option('--from <stage>', 'rerun this stage and the ones after it on cached artifacts').choices(STAGES).conflicts('only'))
     .addOption(new Option('--only <stage>', 'run just this stage').choices(STAGES))
@@ -103,7 +106,7 @@ Examples:
       .command('eval')
     .description('grade predictions (or the gold patches) in each row\'s eval image: X, Y and gap = X - Y per instance and on average')
     .requiredOption('--dataset <dir>', 'the emitted dataset folder (holds jsonl/<split>.jsonl)')
-    .option('--predictions <file>', 'predictions in the SWE-bench JSONL format (instance_id, model_name_or_path, model_patch)')
+    .option('--predictions <file>', 'SWE-bench predictions, as JSONL or one JSON list (instance_id, model_name_or_path, model_patch)')
     .option('--gold', "grade each row's own patch (PR1's source diff): X must be 100%, Y 0%")
     .addOption(new Option('--split <name>', 'which rows to grade (verified: its gradeable rows)').choices(SPLITS).default('test'))
     .option('--out <file>', 'where the JSON report goes (default <dataset>/eval/<run>/report.json)'),

@@ -17,6 +17,11 @@ export async function readJsonLines(path: string, what: string, remedy: string):
   } catch (err) {
     throw new ForesightError(`${what} file ${path} cannot be read: ${(err as Error).message}`, { remedy, cause: err });
   }
+  return jsonLines(text, path, remedy);
+}
+
+/** The non-empty lines of `text` (read from `path`) as JSON values. */
+export function jsonLines(text: string, path: string, remedy: string): JsonlLine[] {
   const out: JsonlLine[] = [];
   const lines = text.split('\n');
   for (let i = 0; i < lines.length; i++) {
@@ -35,7 +40,12 @@ export async function readJsonLines(path: string, what: string, remedy: string):
 export function parseLine<T>(schema: z.ZodType<T>, l: JsonlLine, path: string, remedy: string): T {
   const parsed = schema.safeParse(l.value);
   if (parsed.success) return parsed.data;
-  const issue = parsed.error.issues[0];
+  throw new ForesightError(`${path}:${l.line}: ${firstIssue(parsed.error)}`, { remedy });
+}
+
+/** The first issue of a failed parse, prefixed with its field when it has one. */
+export function firstIssue(error: z.ZodError): string {
+  const issue = error.issues[0];
   const field = issue?.path.length ? `${issue.path.join('.')}: ` : '';
-  throw new ForesightError(`${path}:${l.line}: ${field}${issue?.message ?? 'invalid'}`, { remedy });
+  return `${field}${issue?.message ?? 'invalid'}`;
 }

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -49,8 +49,11 @@ describe('foresight CLI: bad input gets a clear error', () => {
     expectCleanError(await foresight(['run', '--repo', 'demo/minilib', '--data', join(root, 'd1'), '--from', 'judge', '--only', 'emit']), /--from .* cannot be used with .*--only/);
   });
 
-  it('an unknown stage names the stages', async () => {
-    expectCleanError(await foresight(['run', '--repo', 'demo/minilib', '--from', 'validat']), /'validat' is invalid\. Allowed choices are discover, szz, extract, validate, judge, emit/);
+  it('an unknown stage names the stages; a usage error exits 2 with a hint to --help', async () => {
+    const r = await foresight(['run', '--repo', 'demo/minilib', '--from', 'validat']);
+    expectCleanError(r, /'validat' is invalid\. Allowed choices are discover, szz, extract, validate, judge, emit/);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('(add --help for the options)');
     expectCleanError(await foresight(['run', '--repo', 'demo/minilib', '--only', 'Emit']), /'Emit' is invalid\. Allowed choices are discover, szz/);
   });
 
@@ -82,6 +85,23 @@ describe('foresight CLI: bad input gets a clear error', () => {
     const file = join(root, 'a-file');
     await writeFile(file, 'x');
     expectCleanError(await foresight(['run', '--repo', 'acme/widgets', '--data', file]), /--data .*a-file is a file, not a folder/);
+  });
+
+  it('a --data folder that cannot be written is refused in one line before any stage runs', async () => {
+    const file = join(root, 'plain-file');
+    await writeFile(file, 'x');
+    const data = join(file, 'data');
+    const r = await foresight(['run', '--repo', 'acme/widgets', '--data', data, '--offline']);
+    expect(r.code, r.stderr).toBe(1);
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    expectCleanError(r, new RegExp(`the data directory ${data.replace(/[.]/g, '\\.')} cannot be written \\(ENOTDIR\\) — pass --data DIR with a writable directory`));
+    // Root writes through a read-only mode, so only an unprivileged run can see this refusal.
+    if (process.getuid?.() === 0) return;
+    const ro = join(root, 'read-only');
+    await mkdir(ro, { mode: 0o555 });
+    const r2 = await foresight(['run', '--repo', 'acme/widgets', '--data', ro, '--offline']);
+    expect(r2.code, r2.stderr).toBe(1);
+    expectCleanError(r2, /the data directory .*read-only cannot be written \(EACCES\)/);
   });
 
   it('szz-eval: --limit abc and --concurrency 0 are refused, not run as nothing', async () => {

@@ -88,6 +88,44 @@ describe('predictions and rows', () => {
     await expect(readPredictions(file)).rejects.toThrow(/holds no prediction/);
   });
 
+  it('a missing predictions file is named as missing, with the flag to fix', async () => {
+    const file = path.join(scratch, 'nope.jsonl');
+    const err = await readPredictions(file).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ForesightError);
+    expect((err as ForesightError).message).toBe(`predictions file ${file} does not exist`);
+    expect((err as ForesightError).remedy).toMatch(/pass --predictions with the path of a SWE-bench predictions file/);
+    expect((err as ForesightError).oneLine()).not.toMatch(/\n/);
+  });
+
+  it('one JSON list (pretty-printed) gives the same predictions as the JSONL form', async () => {
+    const preds = [
+      { instance_id: 'a__1-2', model_name_or_path: 'm', model_patch: 'diff --git a/x b/x\n' },
+      { instance_id: 'b__1-2', model_name_or_path: 'm', model_patch: null },
+    ];
+    const lines = path.join(scratch, 'list.jsonl');
+    const list = path.join(scratch, 'list.json');
+    await writeFile(lines, jsonl(preds));
+    await writeFile(list, `\n  ${JSON.stringify(preds, null, 2)}\n`);
+    const fromList = await readPredictions(list);
+    expect([...fromList.values()]).toEqual([...(await readPredictions(lines)).values()]);
+    expect(fromList.get('b__1-2')!.model_patch).toBe('');
+  });
+
+  it('a bad element of a JSON list is named by its index', async () => {
+    const file = path.join(scratch, 'bad-list.json');
+    const good = { instance_id: 'a__1-2', model_name_or_path: 'm', model_patch: '' };
+    await writeFile(file, JSON.stringify([good, { ...good, instance_id: 'b__1-2' }, { instance_id: 'c__1-2', model_patch: 'x' }], null, 2));
+    await expect(readPredictions(file)).rejects.toThrow(/bad-list\.json: element 2 is not a SWE-bench prediction: model_name_or_path: /);
+    await writeFile(file, JSON.stringify([good, 5]));
+    await expect(readPredictions(file)).rejects.toThrow(/bad-list\.json: element 1 is not a SWE-bench prediction: /);
+    await writeFile(file, JSON.stringify([good, good]));
+    await expect(readPredictions(file)).rejects.toThrow(/bad-list\.json: element 1: instance a__1-2 was already predicted on element 0/);
+    await writeFile(file, '[\n  {"instance_id": "a__1-2",\n');
+    await expect(readPredictions(file)).rejects.toThrow(/bad-list\.json starts with \[ but is not a valid JSON list/);
+    await writeFile(file, '[]\n');
+    await expect(readPredictions(file)).rejects.toThrow(/holds no prediction/);
+  });
+
   it('a null model_patch is an empty prediction', async () => {
     const file = path.join(scratch, 'null.jsonl');
     await writeFile(file, jsonl([{ instance_id: 'a__1-2', model_name_or_path: 'm', model_patch: null }]));

@@ -89,7 +89,7 @@ describe('npm pack: the installed CLI runs from another folder, offline', () => 
     await rm(tmp, { recursive: true, force: true });
   });
 
-  it('ships compiled JS and the runtime files beside it, and no TypeScript', () => {
+  it('ships compiled JS, the runtime files beside it and the LICENSE, and no TypeScript', () => {
     expect(tarFiles).toContain('package/dist/pipeline/bin.js');
     expect(tarFiles).toContain('package/dist/core/env/runners/pytest/run_state.sh');
     expect(tarFiles).toContain('package/dist/core/env/runners/checkout.sh');
@@ -97,7 +97,8 @@ describe('npm pack: the installed CLI runs from another folder, offline', () => 
     expect(tarFiles).toContain('package/dist/core/env/recipes/demo__minilib.json');
     expect(tarFiles).toContain('package/dist/judges/solvability/prompt.md');
     expect(tarFiles.filter((f) => f.endsWith('.ts'))).toEqual([]);
-    expect(tarFiles.filter((f) => !f.startsWith('package/dist/') && !['package/package.json', 'package/README.md'].includes(f))).toEqual([]);
+    expect(tarFiles).toContain('package/LICENSE');
+    expect(tarFiles.filter((f) => !f.startsWith('package/dist/') && !['package/package.json', 'package/README.md', 'package/LICENSE'].includes(f))).toEqual([]);
   });
 
   it('foresight --help works from another folder and names the environment', async () => {
