@@ -3,6 +3,7 @@
  * files) and the env image built from it. Validate resolves each chain's eras here; emit resolves PR1's
  * era again when the image validation ran in is gone (pruned by another run), so a row is never lost to the cache.
  */
+import type { RecipeMode } from '../foundation/settings.ts';
 import { join } from 'node:path';
 import { filesAt, git } from '../foundation/git.ts';
 import type { Logger } from '../foundation/log.ts';
@@ -41,7 +42,7 @@ export interface EnvironmentOptions {
   runner: string;
   signal: AbortSignal;
   /** 'detect': ignore shipped recipe files (config `validate.recipes`). */
-  recipes?: 'shipped' | 'detect';
+  recipes?: RecipeMode;
   /** Limits of the probe run that checks a detected recipe (default: the container defaults). */
   limits?: Partial<ContainerLimits>;
 }

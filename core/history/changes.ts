@@ -1,4 +1,5 @@
 import type { PullRequest } from '../foundation/model/change.ts';
+import type { ChangeUnits, Tracker } from '../foundation/settings.ts';
 import { chooseUnits, listCommitChanges, listMergedPrs, readMainline, type MainlineCommit } from './mainline.ts';
 
 /** Commit sha -> the change that contains it (squash commit, merge commit, a merged branch's commit, or itself). */
@@ -12,7 +13,7 @@ export function commitToChange(prs: readonly PullRequest[]): Map<string, string>
 }
 
 /** Trac when a good share of the history follows Django's "Fixed #N -- " / "Refs #N -- " convention. */
-export function detectTracker(mainline: readonly MainlineCommit[], tracker: 'auto' | 'github' | 'trac'): 'github' | 'trac' {
+export function detectTracker(mainline: readonly MainlineCommit[], tracker: Tracker): 'github' | 'trac' {
   if (tracker !== 'auto') return tracker;
   const trac = mainline.filter((c) => /^(\[[\w.]+\]\s*)?(Fixed|Refs) #\d+/.test(c.subject)).length;
   return trac >= 0.2 * Math.max(1, mainline.length) ? 'trac' : 'github';
@@ -27,7 +28,7 @@ export interface ListedChanges {
 /** The merged changes of a clone, oldest first: PRs, or commits when the history records no PRs. */
 export async function listChanges(
   clone: string,
-  opts: { branch: string; units: 'auto' | 'prs' | 'commits'; tracker: 'auto' | 'github' | 'trac' },
+  opts: { branch: string; units: ChangeUnits; tracker: Tracker },
 ): Promise<ListedChanges> {
   const mainline = await readMainline(clone, opts.branch);
   // Decide on the units from the subjects alone: listing merged branches' commits costs a walk per merge.

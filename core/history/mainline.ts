@@ -1,4 +1,5 @@
 import { commitChangeId, type PullRequest } from '../foundation/model/change.ts';
+import type { ChangeUnits } from '../foundation/settings.ts';
 import { gitRecords } from '../foundation/git.ts';
 
 const MERGE_SUBJECT = /^Merge pull request #(\d+) from (\S+)/;
@@ -98,7 +99,7 @@ export function isPrCommit(c: MainlineCommit): boolean {
 }
 
 /** PRs when the history records them for a good share of its commits, else commits. */
-export function chooseUnits(mainline: readonly MainlineCommit[], units: 'auto' | 'prs' | 'commits'): 'prs' | 'commits' {
+export function chooseUnits(mainline: readonly MainlineCommit[], units: ChangeUnits): 'prs' | 'commits' {
   if (units !== 'auto') return units;
   const prs = mainline.filter(isPrCommit).length;
   return prs >= 0.3 * Math.max(1, mainline.length - 1) ? 'prs' : 'commits';

@@ -17,6 +17,7 @@
  * in /tmp/testbed with /testbed's objects borrowed, lays the agent's patch and the grading bundle over it,
  * and runs the runner's run_state.sh in place there (`.` as the checkout: nothing is cloned or reset).
  */
+import { EVAL_HISTORIES, type EvalHistory } from '../../foundation/settings.ts';
 import { createHash } from 'node:crypto';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -55,8 +56,7 @@ export const EVAL_RECIPE_VERSION = 'foresight-eval/1';
 /** Default limit of one eval build. */
 export const DEFAULT_EVAL_BUILD_TIMEOUT_SEC = 600;
 
-export type EvalHistory = 'full' | 'depth1';
-export const EVAL_HISTORIES: readonly EvalHistory[] = ['full', 'depth1'];
+export { EVAL_HISTORIES, type EvalHistory };
 
 export interface EvalImageOptions {
   docker: Docker;

@@ -3,6 +3,7 @@
  * one (checked with zod: a mistake is a ForesightError naming the file, the field and the fix),
  * else the recipe detected from the repository at the commit (detect.ts).
  */
+import type { RecipeMode } from '../../foundation/settings.ts';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -31,7 +32,7 @@ export interface LoadRecipeOptions {
   /** Directory of recipe files (default: this folder). */
   dir?: string;
   /** 'detect': ignore the recipe file and detect (config `validate.recipes`); default 'shipped'. */
-  recipes?: 'shipped' | 'detect';
+  recipes?: RecipeMode;
 }
 
 /** `owner/name` → `owner__name.json`. */

@@ -2,11 +2,9 @@
  * Real Docker: a chain container over a tiny git repo, at several states.
  * Skipped only when the daemon is unreachable AND CI is unset; in CI a missing daemon fails loudly.
  */
-import { execFileSync, spawn } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { hostname, tmpdir } from 'node:os';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ForesightError } from '../../../core/foundation/errors.ts';
 import {
@@ -17,13 +15,13 @@ import {
   isDockerReachable,
   ownContainerIds,
   openChainEnv,
-  removeStaleContainers,
   type ChainEnv,
 } from '../../../core/env/index.ts';
 import { ownerLabels } from '../../../core/env/container/cleanup.ts';
 import { runExec } from '../../../core/env/container/exec.ts';
 import { ChainEnvPool } from '../../../core/env/container/pool.ts';
 import { pytestRunner } from '../../../core/env/runners/pytest/index.ts';
+import { isContainerGone, makeCalcRepo } from '../../helpers/calc-repo.ts';
 
 const docker = connectDocker();
 const reachable = await isDockerReachable(docker);
@@ -33,79 +31,6 @@ if (skip) {
 }
 
 const IMAGE = DEFAULT_BASE_ALIAS;
-const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-
-function git(cwd: string, ...args: string[]): string {
-  return execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', '-c', 'commit.gpgsign=false', ...args], {
-    cwd,
-    encoding: 'utf8',
-  }).trim();
-}
-
-function write(dir: string, file: string, text: string): void {
-  mkdirSync(path.dirname(path.join(dir, file)), { recursive: true });
-  writeFileSync(path.join(dir, file), text);
-}
-
-/** Commit A: buggy add + one passing test; B: fix + a new test; C: environment probes. */
-function makeRepo(dir: string): { A: string; B: string; C: string } {
-  git(dir, 'init', '-q', '-b', 'main');
-  write(dir, 'calc.py', 'def add(a, b):\n    return a - b\n');
-  write(dir, 'tests/test_calc.py', 'from calc import add\n\n\ndef test_add_zero():\n    assert add(0, 0) == 0\n');
-  git(dir, 'add', '-A');
-  git(dir, 'commit', '-qm', 'A');
-  const A = git(dir, 'rev-parse', 'HEAD');
-  write(dir, 'calc.py', 'def add(a, b):\n    return a + b\n');
-  write(
-    dir,
-    'tests/test_calc.py',
-    'from calc import add\n\n\ndef test_add_zero():\n    assert add(0, 0) == 0\n\n\ndef test_add():\n    assert add(2, 3) == 5\n',
-  );
-  git(dir, 'commit', '-qam', 'B');
-  const B = git(dir, 'rev-parse', 'HEAD');
-  write(
-    dir,
-    'tests/test_env.py',
-    [
-      'import os',
-      '',
-      '',
-      'def test_uid():',
-      '    assert (os.getuid(), os.getgid()) == (65534, 65534)',
-      '',
-      '',
-      'def test_only_loopback():',
-      "    assert sorted(os.listdir('/sys/class/net')) == ['lo']",
-      "    with open('/proc/net/dev') as f:",
-      "        ifaces = [line.split(':')[0].strip() for line in f.readlines()[2:]]",
-      "    assert ifaces == ['lo']",
-      '',
-      '',
-      'def test_clean_tree():',
-      '    # git clean -fdx between runs: a file left by a previous run is gone',
-      "    assert not os.path.exists('leftover.txt')",
-      "    open('leftover.txt', 'w').close()",
-      '',
-    ].join('\n'),
-  );
-  write(dir, 'tests/test_broken.py', 'import module_that_does_not_exist  # noqa\n\n\ndef test_never():\n    pass\n');
-  write(dir, 'tests/test_slow.py', 'import time\n\n\ndef test_sleeps():\n    time.sleep(120)\n');
-  git(dir, 'add', '-A');
-  git(dir, 'commit', '-qm', 'C');
-  const C = git(dir, 'rev-parse', 'HEAD');
-  // The container reads the git dir as uid 65534.
-  execFileSync('chmod', ['-R', 'a+rX', path.join(dir, '.git')]);
-  return { A, B, C };
-}
-
-async function isGone(id: string): Promise<boolean> {
-  try {
-    await docker.getContainer(id).inspect();
-    return false;
-  } catch (err) {
-    return (err as { statusCode?: number }).statusCode === 404;
-  }
-}
 
 describe('docker plumbing without a daemon', () => {
   it('an unreachable daemon is a ForesightError naming the socket, with the remedy', async () => {
@@ -129,7 +54,7 @@ describe.skipIf(skip)('chain env (Docker)', () => {
     await ensureImage(IMAGE, { docker });
     tmp = mkdtempSync(path.join(tmpdir(), 'foresight-docker-env-'));
     mkdirSync(path.join(tmp, 'repo'));
-    revs = makeRepo(path.join(tmp, 'repo'));
+    revs = makeCalcRepo(path.join(tmp, 'repo'));
     env = await openChainEnv({ gitDir: gitDir(), image: IMAGE, runner: pytestRunner, docker });
   });
 
@@ -227,7 +152,7 @@ describe.skipIf(skip)('chain env (Docker)', () => {
       // A second container released while one is idle is removed, not kept.
       const extra = await open();
       await pool.release(IMAGE, extra);
-      expect(await isGone(extra.containerId)).toBe(true);
+      expect(await isContainerGone(docker, extra.containerId)).toBe(true);
 
       const again = await pool.acquire(IMAGE, open);
       expect(again).toEqual({ env: first.env, reused: true });
@@ -242,14 +167,14 @@ describe.skipIf(skip)('chain env (Docker)', () => {
     } finally {
       await pool.close();
     }
-    expect(await isGone(first.env.containerId)).toBe(true);
+    expect(await isContainerGone(docker, first.env.containerId)).toBe(true);
     // One idle container per key, two in all: releasing a third key's container removes the oldest.
     const capped = new ChainEnvPool(docker, 1, 2);
     try {
       const envs = [await open(), await open(), await open()];
       for (const [i, e] of envs.entries()) await capped.release(`era-${i}`, e);
-      expect(await isGone(envs[0]!.containerId)).toBe(true);
-      expect(await isGone(envs[1]!.containerId)).toBe(false);
+      expect(await isContainerGone(docker, envs[0]!.containerId)).toBe(true);
+      expect(await isContainerGone(docker, envs[1]!.containerId)).toBe(false);
       const fresh = await capped.acquire('era-0', open);
       await fresh.env.close();
       expect(fresh.reused).toBe(false);
@@ -360,75 +285,5 @@ describe.skipIf(skip)('chain env (Docker)', () => {
     } finally {
       await c.remove({ force: true });
     }
-  });
-
-  it('close() removes the container, and is idempotent', async () => {
-    const e = await openChainEnv({ gitDir: gitDir(), image: IMAGE, runner: pytestRunner, docker });
-    expect(await isGone(e.containerId)).toBe(false);
-    await e.close();
-    await e.close();
-    await expect(docker.getContainer(e.containerId).inspect()).rejects.toMatchObject({ statusCode: 404 });
-    expect(await ownContainerIds(docker)).not.toContain(e.containerId);
-    await expect(e.runState({ checkout: revs.A, overlay: null, testFiles: [] })).rejects.toThrow(/closed/);
-  });
-
-  it('removeStaleContainers removes containers of dead processes only', async () => {
-    const dead = spawn(process.execPath, ['-e', '0']);
-    await new Promise((r) => dead.on('exit', r));
-    const orphan = await docker.createContainer({
-      Image: IMAGE,
-      Cmd: ['sleep', 'infinity'],
-      Labels: { 'foresight.run': '1', 'foresight.pid': String(dead.pid), 'foresight.host': hostname() },
-      HostConfig: { NetworkMode: 'none' },
-    });
-    const removed = await removeStaleContainers(docker);
-    expect(removed).toContain(orphan.id);
-    expect(removed).not.toContain(env.containerId);
-    expect(await isGone(orphan.id)).toBe(true);
-    expect(await isGone(env.containerId)).toBe(false);
-    expect(await removeStaleContainers(docker)).not.toContain(env.containerId); // twice is fine
-  });
-
-  it('SIGTERM removes the live containers and exits 143', async () => {
-    const script = path.join(tmp, 'sigterm.mts');
-    const envTs = path.join(ROOT, 'core/env/index.ts');
-    const signalsTs = path.join(ROOT, 'pipeline/signals.ts');
-    const runnerTs = path.join(ROOT, 'core/env/runners/pytest/index.ts');
-    writeFileSync(
-      script,
-      [
-        `import { openChainEnv } from ${JSON.stringify(envTs)};`,
-        `import { abortOnSignals } from ${JSON.stringify(signalsTs)};`,
-        `import { pytestRunner } from ${JSON.stringify(runnerTs)};`,
-        'const owner = abortOnSignals();',
-        `const env = await openChainEnv({ gitDir: ${JSON.stringify(gitDir())}, image: ${JSON.stringify(IMAGE)}, runner: pytestRunner, signal: owner.signal });`,
-        'console.log(`ID ${env.containerId}`);',
-        // What a stage does: it stops at the abort and closes what it opened on the way out.
-        'const alive = setInterval(() => {}, 1000);',
-        'await new Promise((r) => owner.signal.addEventListener("abort", r));',
-        'clearInterval(alive);',
-        'await env.close();',
-        'process.exitCode = owner.exitCode() ?? 0;',
-        'export {};',
-      ].join('\n'),
-    );
-    chmodSync(script, 0o644);
-    const child = spawn(path.join(ROOT, 'node_modules/.bin/tsx'), [script], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stderr = '';
-    child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
-    const id = await new Promise<string>((resolve, reject) => {
-      let out = '';
-      child.stdout.on('data', (b: Buffer) => {
-        out += b.toString();
-        const m = /ID ([0-9a-f]{64})/.exec(out);
-        if (m?.[1]) resolve(m[1]);
-      });
-      child.on('exit', (code) => reject(new Error(`child exited ${code} before opening: ${stderr}`)));
-    });
-    expect(await isGone(id)).toBe(false);
-    const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
-    child.kill('SIGTERM');
-    expect(await exited).toBe(143);
-    expect(await isGone(id)).toBe(true);
   });
 });
