@@ -7,7 +7,7 @@ CLONE_FLAG = $(if $(CLONE),--clone $(CLONE),)
 VITEST_ARGS ?=
 ORACLE ?=
 
-.PHONY: setup demo eval test mine stage typecheck bench bench-szz bench-validate bench-eval-images bench-interrupt bench-scale clean-demo
+.PHONY: setup demo eval test mine stage publish typecheck bench bench-szz bench-validate bench-eval-images bench-interrupt bench-scale clean-demo
 
 setup:
 	@bash scripts/setup.sh
@@ -34,6 +34,12 @@ mine: setup
 stage: setup
 	@test -n "$(STAGE)" || { echo "make stage: set STAGE to one of discover szz extract validate judge emit" >&2; exit 2; }
 	@$(FORESIGHT) run --repo $(REPO) $(CLONE_FLAG) --from $(STAGE)
+
+## Publish the emitted dataset to the Hugging Face hub (HF_TOKEN): make publish REPO_ID=owner/name [REPO=owner/name | DATASET=dir] [DRY_RUN=1 [REMOTE=hub|dir]] [PRIVATE=1]
+publish: setup
+	@test -n "$(REPO_ID)" || { echo "make publish: set REPO_ID=owner/name, the dataset repository on the hub" >&2; exit 2; }
+	@bash scripts/setup-python.sh
+	@$(FORESIGHT) publish --repo-id $(REPO_ID) $(if $(DATASET),--dataset $(DATASET),--repo $(REPO)) $(if $(DRY_RUN),--dry-run,) $(if $(REMOTE),--remote $(REMOTE),) $(if $(PRIVATE),--private,)
 
 ## Benchmarks (bench/README.md): discover+szz vs a B-SZZ baseline in the same run.
 bench: bench-szz bench-validate

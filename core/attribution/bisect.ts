@@ -5,6 +5,7 @@
  * era (ChainEnv.runState, validate's runner and rules for what a run shows).
  */
 import { ForesightError } from '../foundation/errors.ts';
+import type { Logger } from '../foundation/log.ts';
 import { commitToChange } from '../history/changes.ts';
 import { positions, type MainlineCommit } from '../history/mainline.ts';
 import type { PullRequest } from '../foundation/model/change.ts';
@@ -48,6 +49,8 @@ export interface BisectOptions {
   /** Where PR2's whole test module cannot import or its whole files crash the runner, try PR2's test changes applied to the commit's own (default true). */
   transplant?: boolean;
   signal?: AbortSignal;
+  /** Each probe's run is a progress note and a debug line, with `state` (the probed commit) and `probe` (its number). */
+  log?: Logger;
   /** The fail->pass tests validate saw failing at PR2's base (its S4 state, the same run): that probe is skipped. */
   knownBad?: readonly string[];
   /** The exceptions they ended with there (S4's `failureKinds`): spares a probe to read them. */
@@ -84,9 +87,18 @@ export async function bisectInducer(opts: BisectOptions): Promise<BisectResult> 
   let runs = 0;
   const testFiles = [...opts.testFiles];
   const overlayFiles = [...(opts.overlayFiles ?? [])];
+  const budget = opts.maxProbes ?? BISECT_DEFAULTS.maxProbes;
+  // The probe under way, for the notes.
+  let probes = 0;
+  let current: { n: number; role: StepRole } = { n: 0, role: 'bad_end' };
+  const begin = (role: StepRole): void => {
+    current = { n: ++probes, role };
+  };
   const run = async (env: ChainEnv, commit: string, select?: Select, transplant = false): Promise<StateRun> => {
     opts.signal?.throwIfAborted();
     containers.add(env.containerId);
+    const log = opts.log?.child({ state: commit, probe: current.n });
+    log?.note(`bisecting PR2's fail->pass tests: probe ${current.n} of at most ${budget} at ${commit.slice(0, 10)} (${current.role.replace('_', ' ')}${transplant ? ", PR2's test changes applied" : ''})`);
     const r = await env.runState({
       checkout: commit,
       overlay: opts.fix.headSha,
@@ -98,6 +110,7 @@ export async function bisectInducer(opts: BisectOptions): Promise<BisectResult> 
     // An abort removes the container under the run: what it returned is no outcome.
     opts.signal?.throwIfAborted();
     runs++;
+    log?.debug(`bisection run at ${commit.slice(0, 10)}: ${r.kind === 'report' ? `exit ${r.exitCode}` : r.kind} in ${(r.durationMs / 1000).toFixed(1)} s`);
     return r;
   };
   // The install candidates each commit outgrew (an installed package lacks what its code imports): its
@@ -119,6 +132,7 @@ export async function bisectInducer(opts: BisectOptions): Promise<BisectResult> 
   const selectFor = (runner: Runner): Select | null => selectionOf(runner, opts.failToPass, testFiles);
 
   const probe = async (commit: string, role: StepRole): Promise<Step> => {
+    begin(role);
     const started = Date.now();
     const first = await runAt(commit, selectFor);
     let verdict: Verdict;
@@ -167,6 +181,7 @@ export async function bisectInducer(opts: BisectOptions): Promise<BisectResult> 
 
   // A commit run as a transplanted pass ran, whatever its whole module does (search.ts: the boundary check).
   const recheck = async (commit: string, role: StepRole): Promise<Step> => {
+    begin(role);
     const started = Date.now();
     const got = await runAt(commit, selectFor, true);
     const verdict: Verdict = got.kind === 'broken' ? envBroken(got.problem) : classifyRun(got.run, got.runner, opts.failToPass, testFiles);

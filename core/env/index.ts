@@ -29,7 +29,7 @@ export { DEFAULT_LIMITS, openChainEnv } from './container/chain-env.ts';
 export { ChainEnvPool } from './container/pool.ts';
 export type { ChainEnv, StateRequest, StateRun } from './container/chain-env.ts';
 export { runnerExecCounts } from './container/run-report.ts';
-export { forceRemove, ownContainerIds, ownerLabels, ownNetworkNames, removeStaleContainers, RUN_LABEL } from './container/cleanup.ts';
+export { forceRemove, ownContainerIds, ownerLabels, ownNetworkNames, removeOwnContainers, removeStaleContainers, RUN_LABEL, type OwnSweep } from './container/cleanup.ts';
 export { backendNames, backends, DEFAULT_BACKEND, getBackend } from './services/registry.ts';
 export { ensureServiceImage } from './services/image.ts';
 

@@ -8,6 +8,7 @@ import type { Chain } from '../foundation/model/chain.ts';
 import { pr1OwnMaterial, rawStatement } from '../foundation/model/discussion.ts';
 import type { ExtractedChain } from '../foundation/model/extracted.ts';
 import type { ContextCollector } from './context.ts';
+import { isQuotedPath } from '../foundation/git.ts';
 import { splitPatch } from './split-patch.ts';
 
 const DAY_MS = 86_400_000;
@@ -23,6 +24,11 @@ export async function extractChain(c: Chain, opts: { clone: string; repoName: st
   let excluded = c.excluded;
   if (!excluded && !p1.testFiles.length) excluded = { reason: 'pr1_no_tests', detail: `${changeLabel(c.pr1)} touched no test file`, stage: 'extract' };
   if (!excluded && !p2.testFiles.length) excluded = { reason: 'pr2_no_tests', detail: `${changeLabel(c.pr2)} touched no test file`, stage: 'extract' };
+  // A test id names its file: one whose name is not UTF-8 has no id a dataset row can hold.
+  for (const [pr, files] of [[c.pr1, p1.testFiles], [c.pr2, p2.testFiles]] as const) {
+    const odd = files.find(isQuotedPath);
+    if (!excluded && odd !== undefined) excluded = { reason: 'test_path_not_utf8', detail: `${changeLabel(pr)}'s test file ${odd} has a name that is not UTF-8`, stage: 'extract' };
+  }
   // Discussion costs requests: only for chains that can still enter the dataset.
   const talk = excluded ? { pr_comments: null, linked_issues: null, complete: true } : await opts.discussion.collect(c.pr1, c.pr2);
   const statement = rawStatement(c.pr1, pr1OwnMaterial({ pr1: c.pr1, ...talk }));

@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { simpleGit, type SimpleGit } from 'simple-git';
 import { ForesightError } from './errors.ts';
@@ -50,30 +50,71 @@ export async function git(repo: string, args: string[]): Promise<string> {
 
 /** Stream a git command's stdout as records split on `separator` (no whole-output buffering). */
 export async function* gitRecords(repo: string, args: string[], separator = '\n'): AsyncGenerator<string> {
+  if (separator !== '\n') {
+    // An ASCII separator never falls inside a UTF-8 sequence: each record decodes on its own.
+    for await (const rec of gitRecordsRaw(repo, args, separator)) yield rec.toString('utf8');
+    return;
+  }
   const started = Date.now();
   const child = spawn('git', args, { cwd: repo, stdio: ['ignore', 'pipe', 'pipe'] });
+  const stderr = collectStderr(child);
+  const exit = exitOf(child);
+  for await (const line of createInterface({ input: child.stdout, crlfDelay: Infinity })) yield line;
+  await checkExit(repo, args, await exit, stderr(), started);
+}
+
+/** gitRecords as bytes: records split on the byte `separator` (file names from `-z` output stay exactly as git wrote them). */
+export async function* gitRecordsRaw(repo: string, args: string[], separator: string): AsyncGenerator<Buffer> {
+  const started = Date.now();
+  const sep = Buffer.from(separator, 'latin1');
+  const child = spawn('git', args, { cwd: repo, stdio: ['ignore', 'pipe', 'pipe'] });
+  const stderr = collectStderr(child);
+  const exit = exitOf(child);
+  let buf: Buffer = Buffer.alloc(0);
+  for await (const chunk of child.stdout as AsyncIterable<Buffer>) {
+    buf = buf.length ? Buffer.concat([buf, chunk]) : chunk;
+    let from = 0;
+    let idx: number;
+    while ((idx = buf.indexOf(sep, from)) >= 0) {
+      yield buf.subarray(from, idx);
+      from = idx + sep.length;
+    }
+    buf = buf.subarray(from);
+  }
+  if (buf.toString('latin1').trim()) yield buf;
+  await checkExit(repo, args, await exit, stderr(), started);
+}
+
+/**
+ * Run git and return its stdout as bytes: file names and contents exactly as git wrote them (git() decodes
+ * as UTF-8, which turns a name that is not UTF-8 into one that names nothing). `config` entries go before
+ * the command as `-c key=value`.
+ */
+export async function gitBytes(repo: string, args: string[], opts: { config?: readonly string[] } = {}): Promise<Buffer> {
+  const started = Date.now();
+  const child = spawn('git', [...(opts.config ?? []).flatMap((kv) => ['-c', kv]), ...args], { cwd: repo, stdio: ['ignore', 'pipe', 'pipe'] });
+  const stderr = collectStderr(child);
+  const exit = exitOf(child);
+  const chunks: Buffer[] = [];
+  child.stdout.on('data', (b: Buffer) => chunks.push(b));
+  await checkExit(repo, args, await exit, stderr(), started);
+  return Buffer.concat(chunks);
+}
+
+function collectStderr(child: ChildProcess): () => string {
   let stderr = '';
-  child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-  const exit = new Promise<number>((resolve, reject) => {
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+  return () => stderr;
+}
+
+function exitOf(child: ChildProcess): Promise<number> {
+  return new Promise<number>((resolve, reject) => {
     child.on('error', reject);
     child.on('close', (code) => resolve(code ?? 1));
   });
-  if (separator === '\n') {
-    for await (const line of createInterface({ input: child.stdout, crlfDelay: Infinity })) yield line;
-  } else {
-    let buf = '';
-    child.stdout.setEncoding('utf8');
-    for await (const chunk of child.stdout as AsyncIterable<string>) {
-      buf += chunk;
-      let idx: number;
-      while ((idx = buf.indexOf(separator)) >= 0) {
-        yield buf.slice(0, idx);
-        buf = buf.slice(idx + separator.length);
-      }
-    }
-    if (buf.trim()) yield buf;
-  }
-  const code = await exit;
+}
+
+async function checkExit(repo: string, args: string[], code: number, stderr: string, started: number): Promise<void> {
   track(args[0], started);
   if (code !== 0) {
     throw new ForesightError(`git ${args.slice(0, 3).join(' ')} exited ${code} in ${repo}: ${stderr.trim().split('\n')[0]}`, {
@@ -137,25 +178,131 @@ export async function absoluteGitDir(path: string): Promise<string> {
   }
 }
 
+/**
+ * File names are bytes to git and text to the pipeline (artifacts, dataset rows, grading bundles). A name
+ * that is valid UTF-8 is stored as itself; any other (a Latin-1 "caf\xe9.py") as git's C-quoted form,
+ * "src/caf\351.py", the form `git diff` writes with core.quotePath on and `git apply` reads: plain
+ * text, reversible (pathBytes). A UTF-8 name that starts with `"` is quoted too, so the two never meet.
+ */
+export function pathText(bytes: Uint8Array): string {
+  const text = utf8OrNull(bytes);
+  return text !== null && !text.startsWith('"') ? text : cQuote(bytes);
+}
+
+/** A stored file name that is git's C-quoted form (pathText of a name that is not UTF-8). */
+export function isQuotedPath(path: string): boolean {
+  return path.startsWith('"');
+}
+
+/** The bytes of a stored file name (pathText's inverse); throws on a malformed quoted form. */
+export function pathBytes(path: string): Buffer {
+  if (!isQuotedPath(path)) return Buffer.from(path, 'utf8');
+  const bytes = cUnquote(path);
+  if (bytes === null) {
+    throw new ForesightError(`malformed quoted file name ${path}`, { remedy: 'write a name that is not UTF-8 as git quotes it: "dir/caf\\351.py"' });
+  }
+  return bytes;
+}
+
+/** A stored file name for matching by pattern (extensions, folders): the UTF-8 reading of its bytes, U+FFFD for a byte that is not UTF-8. */
+export function pathShown(path: string): string {
+  return isQuotedPath(path) ? (cUnquote(path)?.toString('utf8') ?? path) : path;
+}
+
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+function utf8OrNull(bytes: Uint8Array): string | null {
+  try {
+    return strictUtf8.decode(bytes);
+  } catch {
+    return null;
+  }
+}
+
+/** git's quote_c_style with core.quotePath on: \a \b \t \n \v \f \r \" \\, octal for other control bytes, DEL and bytes >= 0x80. */
+const C_ESCAPES: Record<number, string> = { 0x07: 'a', 0x08: 'b', 0x09: 't', 0x0a: 'n', 0x0b: 'v', 0x0c: 'f', 0x0d: 'r', 0x22: '"', 0x5c: '\\' };
+const C_UNESCAPES: Record<string, number> = Object.fromEntries(Object.entries(C_ESCAPES).map(([b, c]) => [c, Number(b)]));
+
+function cQuote(bytes: Uint8Array): string {
+  let out = '"';
+  for (const b of bytes) {
+    const esc = C_ESCAPES[b];
+    if (esc !== undefined) out += `\\${esc}`;
+    else if (b < 0x20 || b >= 0x7f) out += `\\${b.toString(8).padStart(3, '0')}`;
+    else out += String.fromCharCode(b);
+  }
+  return `${out}"`;
+}
+
+/** The bytes of a C-quoted name, or null when it is not one. */
+function cUnquote(quoted: string): Buffer | null {
+  if (quoted.length < 2 || !quoted.startsWith('"') || !quoted.endsWith('"')) return null;
+  const inner = quoted.slice(1, -1);
+  const out: Buffer[] = [];
+  for (let i = 0; i < inner.length; ) {
+    const c = String.fromCodePoint(inner.codePointAt(i)!);
+    if (c === '"') return null;
+    if (c !== '\\') {
+      out.push(Buffer.from(c, 'utf8'));
+      i += c.length;
+      continue;
+    }
+    const octal = /^[0-3][0-7]{2}/.exec(inner.slice(i + 1, i + 4))?.[0];
+    const esc = C_UNESCAPES[inner[i + 1] ?? ''];
+    if (octal) out.push(Buffer.from([parseInt(octal, 8)]));
+    else if (esc !== undefined) out.push(Buffer.from([esc]));
+    else return null;
+    i += octal ? 4 : 2;
+  }
+  return Buffer.concat(out);
+}
+
 /** The bytes of `path` at `commit` (binary-safe), or null when the commit has no such file. */
 export async function readBlob(repo: string, commit: string, path: string): Promise<Buffer | null> {
   notAnOption(commit);
-  const child = spawn('git', ['cat-file', 'blob', `${commit}:${path}`], { cwd: repo, stdio: ['ignore', 'pipe', 'pipe'] });
+  if (isQuotedPath(path)) {
+    // No argument can carry a name that is not UTF-8 (Node writes arguments as UTF-8): found in the tree by its bytes.
+    const entry = (await treeEntries(repo, commit)).get(pathBytes(path).toString('latin1'));
+    return entry?.type === 'blob' ? catBlob(repo, entry.oid) : null;
+  }
+  return catBlob(repo, `${commit}:${path}`);
+}
+
+async function catBlob(repo: string, object: string): Promise<Buffer | null> {
+  const child = spawn('git', ['cat-file', 'blob', object], { cwd: repo, stdio: ['ignore', 'pipe', 'pipe'] });
   const chunks: Buffer[] = [];
   child.stdout.on('data', (b: Buffer) => chunks.push(b));
-  const code = await new Promise<number>((resolve, reject) => {
-    child.on('error', reject);
-    child.on('close', (c) => resolve(c ?? 1));
-  });
+  const code = await exitOf(child);
   return code === 0 ? Buffer.concat(chunks) : null;
+}
+
+/** Every entry of `commit`'s tree, keyed by its name's bytes read as Latin-1 (one character per byte). */
+async function treeEntries(repo: string, commit: string): Promise<Map<string, { type: string; oid: string }>> {
+  const out = new Map<string, { type: string; oid: string }>();
+  // "<mode> <type> <oid>\t<name>\0" per entry.
+  for await (const rec of gitRecordsRaw(repo, ['ls-tree', '-r', '-z', '--full-tree', '--end-of-options', commit], '\0')) {
+    const tab = rec.indexOf(0x09);
+    if (tab < 0) continue;
+    const [, type = '', oid = ''] = rec.subarray(0, tab).toString('latin1').split(' ');
+    out.set(rec.subarray(tab + 1).toString('latin1'), { type, oid });
+  }
+  return out;
 }
 
 /** Which of `paths` (files, from the repository root) exist at `commit`, in the order given. */
 export async function filesAt(repo: string, commit: string, paths: readonly string[]): Promise<string[]> {
   notAnOption(commit);
   if (!paths.length) return [];
-  const out = await git(repo, ['ls-tree', '-z', '--name-only', '--full-tree', commit, '--', ...paths.map((p) => `:(literal)${p}`)]);
-  const present = new Set(out.split('\0').filter(Boolean));
+  const plain = paths.filter((p) => !isQuotedPath(p));
+  const present = new Set<string>();
+  if (plain.length) {
+    const out = await git(repo, ['ls-tree', '-z', '--name-only', '--full-tree', commit, '--', ...plain.map((p) => `:(literal)${p}`)]);
+    for (const p of out.split('\0')) if (p) present.add(p);
+  }
+  if (plain.length < paths.length) {
+    const tree = await treeEntries(repo, commit);
+    for (const p of paths) if (isQuotedPath(p) && tree.get(pathBytes(p).toString('latin1'))?.type === 'blob') present.add(p);
+  }
   return paths.filter((p) => present.has(p));
 }
 

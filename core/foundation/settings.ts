@@ -27,7 +27,8 @@ export const EVAL_HISTORIES = ['full', 'depth1'] as const;
 export type EvalHistory = (typeof EVAL_HISTORIES)[number];
 export const JUDGE_PROVIDERS = ['rules', 'openai'] as const;
 export type JudgeProvider = (typeof JUDGE_PROVIDERS)[number];
-export const LOG_LEVELS = ['debug', 'info'] as const;
+export const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
+export const LOG_FORMATS = ['text', 'json'] as const;
 
 /** The commands that take settings from flags (`foresight stages` and `report` take none). */
 export const COMMANDS = ['run', ...STAGES, 'demo', 'push-images', 'summary', 'recheck', 'szz-eval', 'eval', 'worker', 'publish'] as const;
@@ -78,7 +79,19 @@ export const SETTINGS = {
     ...text('data'),
     doc: "artifact root: `<data>/<owner>__<name>/` holds a repository's clone, log and stages",
   },
-  'log.level': { flag: { spec: '-v, --verbose', commands: LOGGING, sets: 'debug' }, schema: z.enum(LOG_LEVELS).default('info'), shown: 'unset', doc: 'debug output on the terminal' },
+  'log.level': {
+    env: 'FORESIGHT_LOG_LEVEL',
+    flag: { spec: '--log-level <level>', commands: LOGGING },
+    ...choice(LOG_LEVELS, 'info'),
+    doc: "the least level shown on the terminal (`warn`: warnings and errors only, no progress); a run's log file gets every level",
+  },
+  'log.verbose': { flag: { spec: '-v, --verbose', commands: LOGGING, sets: true }, schema: z.boolean().default(false), doc: 'debug output on the terminal: `--log-level debug`' },
+  'log.format': {
+    env: 'FORESIGHT_LOG_FORMAT',
+    flag: { spec: '--log-format <format>', commands: LOGGING },
+    ...choice(LOG_FORMATS, 'text'),
+    doc: '`text`: lines for people, bars on a terminal; `json`: one JSON object a line on the terminal, the fields of the log file',
+  },
   'log.quiet': { flag: { spec: '-q, --quiet', commands: LOGGING, sets: true }, schema: z.boolean().default(false), doc: "no log lines on the terminal: results are still printed, and a run's log file still gets everything" },
   'clone.gitUrl': {
     env: 'FORESIGHT_GIT_URL',

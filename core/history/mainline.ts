@@ -1,6 +1,6 @@
 import { commitChangeId, type PullRequest } from '../foundation/model/change.ts';
 import type { ChangeUnits } from '../foundation/settings.ts';
-import { gitRecords } from '../foundation/git.ts';
+import { gitRecords, gitRecordsRaw, pathText } from '../foundation/git.ts';
 
 const MERGE_SUBJECT = /^Merge pull request #(\d+) from (\S+)/;
 const SQUASH_SUBJECT = /^(.*\S)\s+\(#(\d+)\)\s*$/;
@@ -111,20 +111,21 @@ export function chooseUnits(mainline: readonly MainlineCommit[], units: ChangeUn
  * match no test pattern. With -z every path ends in NUL, the one byte a path cannot hold; the
  * format starts with a NUL too, so an empty field (never a path) announces the next commit:
  *   \0<sha>\0 [\n<path>\0 <path>\0 ...]   per commit (git writes "\n" between a commit and its files).
+ * The fields are read as bytes: a name that is not UTF-8 is listed as pathText writes it.
  */
 export async function mainlineFiles(clone: string, branch: string): Promise<Map<string, string[]>> {
   const out = new Map<string, string[]>();
   const args = ['log', '-z', '--first-parent', '--diff-merges=first-parent', '--no-renames', '--name-only', '--format=%x00%H', '--end-of-options', branch];
   let files: string[] | null = null;
   let next: 'sha' | 'first' | 'path' = 'path';
-  for await (const field of gitRecords(clone, args, '\0')) {
+  for await (const field of gitRecordsRaw(clone, args, '\0')) {
     if (next === 'sha') {
-      out.set(field, (files = []));
+      out.set(field.toString('latin1'), (files = []));
       next = 'first';
-    } else if (field === '') {
+    } else if (field.length === 0) {
       next = 'sha';
     } else if (files) {
-      files.push(next === 'first' && field.startsWith('\n') ? field.slice(1) : field);
+      files.push(pathText(next === 'first' && field[0] === 0x0a ? field.subarray(1) : field));
       next = 'path';
     }
   }

@@ -16,6 +16,8 @@ export type JobFailureReason =
   | 'infra'
   /** The worker died with it more often than allowed (SIGKILL, host lost). */
   | 'stalled'
+  /** The job vanished from Redis more often than allowed (restarted without persistence, flushed, evicted). */
+  | 'lost'
   /** The handler threw something else than InfraError: a bug, not retried. */
   | 'handler-error'
   /** No worker knows the kind, or the payload/result does not parse: the worker runs other code. */
@@ -31,7 +33,7 @@ export class JobFailedError extends ForesightError {
     remedy: string,
     cause?: unknown,
   ) {
-    super(`${kind} ${id}: ${detail}`, { remedy, external: reason === 'infra' || reason === 'stalled', cause });
+    super(`${kind} ${id}: ${detail}`, { remedy, external: reason === 'infra' || reason === 'stalled' || reason === 'lost', cause });
   }
 }
 

@@ -1,13 +1,17 @@
-import type { Job } from 'bullmq';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '../foundation/log.ts';
 import { type RetryPolicy, DEFAULT_RETRY } from './backoff.ts';
-import { decodeFailure, JobFailedError } from './errors.ts';
+import { JobFailedError } from './errors.ts';
+import { watchJobs } from './job-watch.ts';
 import { assertRedisReachable } from './reachable.ts';
 import { encodePayload } from './run-handler.ts';
 import type { ItemProgress, JobKind, SubmitOptions, WorkQueue } from './types.ts';
 
 /** The BullMQ queue every coordinator and worker of one Redis shares (kinds are job names in it). */
 export const QUEUE_NAME = 'foresight';
+
+/** How long close() lets the connections quit before dropping them (with Redis away they never would). */
+const CLOSE_WAIT_MS = 1_000;
 
 /** BullMQ's connection settings: blocking commands must wait for Redis instead of failing. */
 export function connectionOf(url: string): { url: string; maxRetriesPerRequest: null } {
@@ -21,6 +25,15 @@ export interface RedisQueueOptions {
   retry?: RetryPolicy;
   /** Warn when jobs wait this long with no worker connected (default 60 s). */
   noWorkerWarnMs?: number;
+  /**
+   * How often the jobs in flight are read from Redis (default 2 s): a result whose event was missed still
+   * arrives, and a job gone from Redis (restarted without persistence, flushed, evicted) is queued again.
+   */
+  pollMs?: number;
+  /** How long Redis may stay unreachable before the submits waiting on it fail (default 5 min). */
+  redisDownMs?: number;
+  /** Times a job that vanished from Redis is queued again before its submit fails (default 3). */
+  maxRequeues?: number;
 }
 
 interface WireProgress {
@@ -38,7 +51,8 @@ function isWireProgress(v: unknown): v is WireProgress {
 /**
  * The coordinator's side of a Redis queue. An item is a job whose id is `<kind>.<content key>`, so it is
  * added once however often it is submitted, and a rerun finds a finished job's result in Redis (jobs are
- * kept). A job that failed is retried when submitted again.
+ * kept). A job that failed is retried when submitted again. Redis may restart under it: connections come
+ * back by themselves, and a job it lost is queued again (job-watch.ts).
  */
 export async function redisQueue(opts: RedisQueueOptions): Promise<WorkQueue> {
   await assertRedisReachable(opts.url);
@@ -48,9 +62,6 @@ export async function redisQueue(opts: RedisQueueOptions): Promise<WorkQueue> {
   const connection = connectionOf(opts.url);
   const queue = new Queue(QUEUE_NAME, { connection });
   const events = new QueueEvents(QUEUE_NAME, { connection });
-  // Each item in flight listens on both (BullMQ's waitUntilFinished): hundreds at once is normal, not a leak.
-  queue.setMaxListeners(0);
-  events.setMaxListeners(0);
   const onError = (err: Error): void => opts.log.debug(`queue connection: ${err.message}`);
   queue.on('error', onError);
   events.on('error', onError);
@@ -60,32 +71,18 @@ export async function redisQueue(opts: RedisQueueOptions): Promise<WorkQueue> {
     if (isWireProgress(data)) for (const l of listeners.get(jobId) ?? []) l(data);
   });
 
-  // Jobs in flight with no worker connected wait forever: say so, once per such spell, with the remedy.
-  let inFlight = 0;
-  let noWorkerSince: number | null = null;
-  let warned = false;
-  const warnMs = opts.noWorkerWarnMs ?? 60_000;
-  const watch = setInterval(() => {
-    if (!inFlight) return;
-    queue.getWorkersCount().then(
-      (n) => {
-        if (n > 0) {
-          noWorkerSince = null;
-          warned = false;
-          return;
-        }
-        noWorkerSince ??= Date.now();
-        if (!warned && Date.now() - noWorkerSince >= warnMs) {
-          warned = true;
-          opts.log.warn(`no worker is taking jobs from ${opts.url} (${inFlight} waiting for ${Math.round((Date.now() - noWorkerSince) / 1000)} s): start \`foresight worker --queue ${opts.url}\` on a host with Docker`);
-        }
-      },
-      (err: unknown) => opts.log.debug(`counting the workers: ${err instanceof Error ? err.message : String(err)}`),
-    );
-  }, Math.max(100, Math.min(15_000, warnMs / 4)));
-  watch.unref();
+  const watch = watchJobs({
+    url: opts.url,
+    log: opts.log,
+    queue,
+    events,
+    pollMs: opts.pollMs ?? 2_000,
+    redisDownMs: opts.redisDownMs ?? 300_000,
+    maxRequeues: opts.maxRequeues ?? 3,
+    noWorkerWarnMs: opts.noWorkerWarnMs ?? 60_000,
+  });
 
-  async function enqueue(kindName: string, jobId: string, data: { payload: unknown }): Promise<Job> {
+  async function enqueue(kindName: string, jobId: string, data: { payload: unknown }): Promise<void> {
     const existing = await Job.fromId(queue, jobId);
     if (existing) {
       if ((await existing.getState()) === 'failed') {
@@ -93,9 +90,9 @@ export async function redisQueue(opts: RedisQueueOptions): Promise<WorkQueue> {
         // Another coordinator may have retried it a moment ago: then it is no longer in `failed`.
         await existing.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true }).catch(() => undefined);
       }
-      return existing;
+      return;
     }
-    return queue.add(kindName, data, {
+    await queue.add(kindName, data, {
       jobId,
       attempts: retry.attempts,
       backoff: { type: 'exponential', delay: retry.backoffMs },
@@ -116,31 +113,27 @@ export async function redisQueue(opts: RedisQueueOptions): Promise<WorkQueue> {
         sub.onProgress?.({ ...p, id } satisfies ItemProgress);
       };
       listeners.set(jobId, (listeners.get(jobId) ?? new Set()).add(listener));
-      inFlight++;
       try {
-        const job = await enqueue(kind.name, jobId, { payload: wire });
-        let raw: unknown;
-        try {
-          raw = await job.waitUntilFinished(events);
-        } catch (err) {
-          const f = decodeFailure(err instanceof Error ? err.message : String(err));
-          throw new JobFailedError(f.reason, kind.name, id, f.message, f.remedy);
-        }
+        // Settles by the job's events or by reading it from Redis; a job that vanished is queued again.
+        const raw = await watch.wait(jobId, kind.name, id, () => enqueue(kind.name, jobId, { payload: wire }));
         const parsed = kind.result.safeParse(raw);
         if (!parsed.success) {
           throw new JobFailedError('mismatch', kind.name, id, `the worker's result does not parse: ${parsed.error.issues[0]?.message}`, 'run the same foresight version on the coordinator and every worker');
         }
         return parsed.data;
       } finally {
-        inFlight--;
         listeners.get(jobId)?.delete(listener);
         if (listeners.get(jobId)?.size === 0) listeners.delete(jobId);
       }
     },
     async close() {
-      clearInterval(watch);
-      await events.close();
-      await queue.close();
+      watch.close();
+      // Quitting waits for Redis in ioredis's offline queue: when it is away, drop the connections instead.
+      const closing = Promise.all([events.close(), queue.close()]);
+      const closed = await Promise.race([closing.then(() => true), sleep(CLOSE_WAIT_MS).then(() => false)]);
+      if (closed) return;
+      closing.catch(() => undefined);
+      for (const c of [events, queue]) (await c.getBackend().client).disconnect();
     },
   };
 }

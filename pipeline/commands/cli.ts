@@ -13,7 +13,7 @@ import { publishCommand } from './publish.ts';
 import { recheckCommand, type RecheckOpts } from './recheck.ts';
 import { reportCommand } from './report.ts';
 import { execute } from './run.ts';
-import { wholeNumber, wholeNumberText, type CommonOpts } from './shared.ts';
+import { DEMO_REPO, wholeNumber, wholeNumberText, type CommonOpts } from './shared.ts';
 import { stagesCommand, summaryCommand } from './stages.ts';
 import { szzEval, type SzzEvalOpts } from './szz-eval.ts';
 import { workerCommand } from './worker.ts';
@@ -40,10 +40,8 @@ function withSettings(cmd: Command, command: SettingsCommand, notes: { [K in key
 }
 
 /** --repo, --clone where the command reads the clone, --force where it reruns stages, then the command's settings. */
-function withRepo(cmd: Command, command: SettingsCommand, opts: { repoRequired?: boolean; clone?: boolean; force?: boolean } = {}): Command {
-  const repo = new Option('--repo <owner/name>', 'repository to mine');
-  if (opts.repoRequired ?? true) repo.makeOptionMandatory();
-  cmd.addOption(repo);
+function withRepo(cmd: Command, command: SettingsCommand, opts: { clone?: boolean; force?: boolean } = {}): Command {
+  cmd.addOption(new Option('--repo <owner/name>', command === 'run' || STAGES.includes(command as StageName) ? 'repository to mine' : 'the mined repository').makeOptionMandatory());
   if (opts.clone ?? true) cmd.option('--clone <path>', 'local clone to read (default: data/<owner>__<name>/clone, cloned on first use)');
   if (opts.force ?? true) cmd.option('--force', 'rerun even when inputs are unchanged');
   return withSettings(cmd, command);
@@ -78,7 +76,10 @@ Examples:
   for (const stage of STAGES) {
     withRepo(program.command(stage).description(`run only the ${stage} stage`), stage).action(async (o: CommonOpts) => execute(stage, o, { only: stage }));
   }
-  withRepo(program.command('demo').description('generate the bundled demo repository and mine it end to end'), 'demo', { repoRequired: false }).action(async (o: CommonOpts) => runDemo(o));
+  // The demo mines the repository it generates: no --repo or --clone to point it elsewhere.
+  withSettings(program.command('demo').description(`generate the bundled demo repository (${DEMO_REPO}) and mine it end to end`).option('--force', 'rerun even when inputs are unchanged'), 'demo').action(
+    async (o: Flags & { force?: boolean }) => runDemo(o),
+  );
   withSettings(
     program
       .command('szz-eval')
@@ -134,12 +135,13 @@ Examples:
       .option('--dataset <dir>', 'the emitted dataset folder (data/<owner>__<name>/emit/hf)')
       .option('--repo <owner/name>', 'the mined repository whose emitted dataset goes up (instead of --dataset)')
       .option('--private', 'create the repository private (an existing one keeps its visibility)')
-      .option('--dry-run', 'print the exact operations (repository, files, sizes, LFS) and change nothing')
+      .option('--dry-run', 'print the exact operations (repository, files, sizes, LFS) and change nothing; offline: the hub is not asked, the plan is made against an empty repository unless --remote says otherwise')
+      .option('--remote <hub|dir>', 'with --dry-run: plan against the repository read from the hub (hub; sends HF_TOKEN when set), or against a local copy of it (a folder: git clone, huggingface-cli download --local-dir, or a hub cache snapshot)')
       .option('--revision <branch>', 'the branch to commit to', 'main'),
     'publish',
     { data: 'artifact root, with --repo', quiet: 'no log lines on the terminal (the plan is still printed)' },
   )
-    .addHelpText('after', `\nEnvironment:\n${helpTable(PUBLISH_ENVIRONMENT)}\n\nExample:\n  foresight publish --repo-id my-org/foresight-minilib --dataset data/demo__minilib/emit/hf --dry-run`)
+    .addHelpText('after', `\nEnvironment:\n${helpTable(PUBLISH_ENVIRONMENT)}\n\nExamples:\n  foresight publish --repo-id my-org/foresight-minilib --dataset data/demo__minilib/emit/hf --dry-run\n      the plan against an empty repository, offline: the hub is not asked and HF_TOKEN goes nowhere\n  foresight publish --repo-id my-org/foresight-minilib --repo demo/minilib --dry-run --remote hub\n      the plan against the repository as the hub has it now (read-only)\n  make publish REPO_ID=my-org/foresight-minilib DRY_RUN=1\n      in a checkout of foresight, after make demo: the demo's offline plan, the datasets venv installed first (scripts/setup-python.sh)`)
     .action(async (o: import('../publish/index.ts').PublishCliOptions) => publishCommand(o));
   program
     .command('report')

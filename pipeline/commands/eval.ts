@@ -24,7 +24,7 @@ export async function evaluate(opts: EvalOpts): Promise<void> {
     });
   }
   const { config } = settings('eval', opts);
-  const log = createLogger({ level: config.log.level, quiet: config.log.quiet });
+  const log = createLogger(config.log);
   const dataset = resolve(opts.dataset);
   if (!existsSync(dataset) || !statSync(dataset).isDirectory()) {
     throw new ForesightError(`--dataset ${opts.dataset} is not a folder`, { remedy: 'pass the emitted dataset folder (data/<owner>__<name>/emit/hf)' });
@@ -34,7 +34,7 @@ export async function evaluate(opts: EvalOpts): Promise<void> {
   const stale = await removeStaleContainers(docker);
   if (stale.length) log.info(`removed ${stale.length} container(s) left by a killed run`);
   const cfg = config.validate;
-  const owner = abortOnSignals({ onSignal: (sig) => log.warn(`${sig}: stopping; live containers are removed, graded instances are kept`) });
+  const owner = abortOnSignals({ docker, log, onSignal: (sig) => log.warn(`${sig}: stopping; live containers are removed, graded instances are kept`) });
   try {
     const res = await runEval({
       dataset,
@@ -53,6 +53,6 @@ export async function evaluate(opts: EvalOpts): Promise<void> {
     exitState.signal = owner.exitCode();
     throw owner.signal.aborted ? owner.signal.reason : err;
   } finally {
-    owner.dispose();
+    await owner.close();
   }
 }

@@ -53,7 +53,7 @@ function describe(r: RecheckResult): string {
  */
 export async function recheckCommand(o: RecheckOpts): Promise<void> {
   const { config, secrets } = settings('recheck', o);
-  const log = createLogger({ level: config.log.level, quiet: config.log.quiet });
+  const log = createLogger(config.log);
   const dataRoot = dataRootOf(config);
   const name = repoName(o.repo);
   const repoDir = repoDataDir(dataRoot, name);
@@ -66,10 +66,10 @@ export async function recheckCommand(o: RecheckOpts): Promise<void> {
     log.info('no chain to recheck (no row in test; pass --all or --ids)');
     return;
   }
-  const owner = abortOnSignals({ onSignal: (sig) => log.warn(`${sig}: stopping; live containers are removed`) });
+  const docker = connectDocker(config.docker.host);
+  const owner = abortOnSignals({ docker, log, onSignal: (sig) => log.warn(`${sig}: stopping; live containers are removed`) });
   try {
     const clone = await ensureClone({ repo: name, dataRoot, explicit: o.clone, log, gitUrl: config.clone.gitUrl, credentials: secrets.gitUrlCredentials, offline: config.discover.offline });
-    const docker = connectDocker(config.docker.host);
     await assertDockerReachable(docker);
     const stale = await removeStaleContainers(docker);
     if (stale.length) log.info(`removed ${stale.length} container(s) left by a killed run`);
@@ -94,6 +94,6 @@ export async function recheckCommand(o: RecheckOpts): Promise<void> {
     exitState.signal = owner.exitCode();
     throw owner.signal.aborted ? owner.signal.reason : err;
   } finally {
-    owner.dispose();
+    await owner.close();
   }
 }

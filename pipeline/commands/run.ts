@@ -1,6 +1,7 @@
 import { constants, existsSync } from 'node:fs';
 import { access, mkdir, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { connectDocker } from '../../core/env/index.ts';
 import { repoDataDir } from '../../core/foundation/artifacts.ts';
 import { ForesightError } from '../../core/foundation/errors.ts';
 import { createLogger } from '../../core/foundation/log.ts';
@@ -16,12 +17,12 @@ import { dataRootOf, exitState, removeEmpty, repoName, settings, type CommonOpts
 /** `foresight run` (and each stage's command, demo and push-images): the pipeline on one repository. */
 export async function execute(command: Command, opts: CommonOpts, part: { from?: StageName; only?: StageName; push?: true }, forced: Flags = {}): Promise<void> {
   const { config, secrets } = settings(command, opts, forced);
-  const log = createLogger({ level: config.log.level, quiet: config.log.quiet });
+  const log = createLogger(config.log);
   const dataRoot = dataRootOf(config);
   const name = repoName(opts.repo);
   const existed = { root: existsSync(dataRoot), repo: existsSync(repoDataDir(dataRoot, name)) };
   await assertWritable(dataRoot);
-  const owner = abortOnSignals({ onSignal: (sig) => log.warn(`${sig}: stopping; live containers are removed, finished items are kept`) });
+  const owner = abortOnSignals({ docker: connectDocker(config.docker.host), log, onSignal: (sig) => log.warn(`${sig}: stopping; live containers are removed, finished items are kept`) });
   try {
     const clone = await ensureClone({ repo: name, dataRoot, explicit: opts.clone, log, gitUrl: config.clone.gitUrl, credentials: secrets.gitUrlCredentials, offline: config.discover.offline });
     const repo = { name, clone };
@@ -35,7 +36,7 @@ export async function execute(command: Command, opts: CommonOpts, part: { from?:
     // Whatever the unwinding threw, an interrupted run says so (and how to resume).
     throw owner.signal.aborted ? owner.signal.reason : err;
   } finally {
-    owner.dispose();
+    await owner.close();
   }
 }
 

@@ -62,6 +62,11 @@ export function settings(command: Command, opts: object, forced: Flags = {}): { 
   return { config, secrets };
 }
 
+/** Whether the terminal takes JSON lines (--log-format json): also for the error that ended the command. */
+export function jsonTerminal(): boolean {
+  return (loaded?.log.format ?? envSetting('log.format')) === 'json';
+}
+
 /** Whether an error that ended the command is printed with its stack (FORESIGHT_DEBUG): also when the command loaded no configuration, or a bad one. */
 export function stackTraces(): boolean {
   return loaded?.debug.stack ?? envSetting('debug.stack');

@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import { connectDocker } from '../../core/env/index.ts';
 import { repoDataDir } from '../../core/foundation/artifacts.ts';
 import { ForesightError } from '../../core/foundation/errors.ts';
 import { git } from '../../core/foundation/git.ts';
@@ -32,7 +33,7 @@ export async function szzEval(o: SzzEvalOpts): Promise<void> {
   if (o.ceiling && !o.execute) throw new ForesightError('szz-eval --ceiling needs --execute', { remedy: 'add --execute (the ceiling probes run the fixes\' tests in Docker)' });
   const clone = resolve(o.clone);
   const { config } = settings('szz-eval', o);
-  const log = createLogger({ level: config.log.level, quiet: config.log.quiet });
+  const log = createLogger(config.log);
   const oracle = (await inWindow(clone, await readOracle(o.oracle), config.discover.since, config.discover.until)).slice(0, o.limit);
   if (!o.execute) {
     const variants: SzzVariant[] = o.variant === 'both' ? ['b-szz', 'foresight'] : [o.variant as SzzVariant];
@@ -45,7 +46,7 @@ export async function szzEval(o: SzzEvalOpts): Promise<void> {
   }
   if (!o.repo) throw new ForesightError('szz-eval --execute needs --repo', { remedy: "pass --repo owner/name (its recipe shapes the tests' environment, e.g. --repo django/django)" });
   const repo = repoName(o.repo);
-  const owner = abortOnSignals({ onSignal: (sig) => log.warn(`${sig}: stopping; live containers are removed, finished fixes are kept`) });
+  const owner = abortOnSignals({ docker: connectDocker(config.docker.host), log, onSignal: (sig) => log.warn(`${sig}: stopping; live containers are removed, finished fixes are kept`) });
   try {
     const report = await executeOracle({ repo, clone, oracle, config, repoDir: repoDataDir(dataRootOf(config), repo), jobs: config.validate.jobs, log, signal: owner.signal, ceiling: o.ceiling === true });
     process.stdout.write(formatExecuteReport(report) + '\n');
@@ -53,7 +54,7 @@ export async function szzEval(o: SzzEvalOpts): Promise<void> {
     exitState.signal = owner.exitCode();
     throw owner.signal.aborted ? owner.signal.reason : err;
   } finally {
-    owner.dispose();
+    await owner.close();
   }
 }
 

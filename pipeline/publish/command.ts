@@ -15,6 +15,8 @@ export interface PublishCliOptions {
   data?: string;
   private?: boolean;
   dryRun?: boolean;
+  /** With --dry-run: `hub`, or a folder holding a copy of the hub repository. */
+  remote?: string;
   revision: string;
   verbose?: boolean;
   quiet?: boolean;
@@ -44,7 +46,7 @@ function locate(o: PublishCliOptions, dataRoot: string): { dataset: string; emit
 
 export async function runPublishCommand(o: PublishCliOptions, settings: { config: Config; secrets: Secrets }, signal: AbortSignal): Promise<PublishOutcome> {
   const { config, secrets } = settings;
-  const log = createLogger({ level: config.log.level, quiet: config.log.quiet });
+  const log = createLogger(config.log);
   const { dataset, emitDir } = locate(o, resolve(config.data));
   return publish({
     dataset,
@@ -53,6 +55,8 @@ export async function runPublishCommand(o: PublishCliOptions, settings: { config
     revision: o.revision,
     private: o.private ?? false,
     dryRun: o.dryRun ?? false,
+    // `hub` reads the hub; anything else names a folder (`./hub` for a folder called hub).
+    remote: o.remote === undefined ? undefined : o.remote === 'hub' ? 'hub' : { dir: resolve(o.remote) },
     endpoint: config.publish.hfEndpoint,
     token: secrets.hfToken,
     pyVenv: config.publish.pyVenv,

@@ -70,7 +70,7 @@ export async function findDatasetsPython(pyVenv: string, signal?: AbortSignal): 
     await rm(scratch, { recursive: true, force: true });
   }
   throw new ForesightError(`no Python here imports the Hugging Face datasets library (tried ${candidates.join(', ')}); publish checks that the dataset loads with it`, {
-    remedy: `run \`bash ${join(PROJECT_ROOT, 'scripts', 'setup-python.sh')}\` (a venv with datasets and pyarrow), or set FORESIGHT_PY_VENV to a venv that has them`,
+    remedy: `run \`bash ${join(PROJECT_ROOT, 'scripts', 'setup-python.sh')}\` (a venv with datasets and pyarrow; \`make publish\` runs it first), or set FORESIGHT_PY_VENV to a venv that has them`,
   });
 }
 

@@ -12,8 +12,8 @@ import { runGate } from './gate.ts';
 import { hubError, isStaleParent } from './hub-errors.ts';
 import { hubFetch } from './hub-fetch.ts';
 import { findDatasetsPython } from './load-with-datasets.ts';
-import { formatPlan, makePlan, upToDate, type Plan } from './plan.ts';
-import { readRemote, type HubTarget } from './read-remote.ts';
+import { formatPlan, makePlan, upToDate, type Plan, type RemoteSource } from './plan.ts';
+import { checkCopyFolder, readLocalCopy, readRemote, type HubTarget, type RemoteState } from './read-remote.ts';
 import { selectFiles, type Selection } from './select-files.ts';
 
 export interface PublishOptions {
@@ -29,9 +29,15 @@ export interface PublishOptions {
   private?: boolean;
   /** Print the operations and change nothing. */
   dryRun?: boolean;
+  /**
+   * What a dry run plans against: unset, an empty repository without asking the hub (no network);
+   * `hub`, the repository read from the hub; `{ dir }`, a local copy of it. Only with dryRun: a publish
+   * always reads the hub.
+   */
+  remote?: 'hub' | { dir: string };
   /** The hub (config.publish.hfEndpoint). */
   endpoint: string;
-  /** HF_TOKEN (Secrets.hfToken): needed to write; a dry run reads with it when given. */
+  /** HF_TOKEN (Secrets.hfToken): needed to write; a dry run sends it only with remote `hub` (to see a private repository). */
   token: string | null;
   /** The venv holding `datasets` (config.publish.pyVenv). */
   pyVenv: string;
@@ -63,6 +69,21 @@ function checkToken(token: string | null, dryRun: boolean): void {
   registerSecret('HF_TOKEN', token);
   // The library refuses any other token with a TypeError: say it here, the user's way.
   if (!token.startsWith('hf_')) throw new ForesightError('HF_TOKEN does not look like a Hugging Face token (they start with hf_)', { remedy: 'set HF_TOKEN to a token from https://huggingface.co/settings/tokens' });
+}
+
+/** What the plan is made against: the hub itself unless a dry run was asked not to ask it. */
+function remoteSource(opts: PublishOptions): RemoteSource {
+  if (opts.remote && !opts.dryRun) {
+    throw new ForesightError('--remote goes with --dry-run: a publish always reads the repository from the hub', { remedy: 'add --dry-run, or drop --remote' });
+  }
+  if (!opts.dryRun || opts.remote === 'hub') return { kind: 'hub' };
+  return opts.remote ? { kind: 'copy', dir: opts.remote.dir } : { kind: 'assumed-empty' };
+}
+
+async function readState(source: RemoteSource, t: HubTarget): Promise<RemoteState> {
+  if (source.kind === 'hub') return readRemote(t);
+  if (source.kind === 'copy') return readLocalCopy(source.dir);
+  return { kind: 'missing' };
 }
 
 /**
@@ -117,7 +138,9 @@ export async function publish(opts: PublishOptions): Promise<PublishOutcome> {
   if (!REPO_ID.test(opts.repoId)) {
     throw new ForesightError(`--repo-id ${opts.repoId} is not a hub repository name`, { remedy: 'pass --repo-id owner/name (letters, digits, - _ .), e.g. --repo-id my-org/foresight-django' });
   }
+  const source = remoteSource(opts);
   checkToken(opts.token, opts.dryRun ?? false);
+  if (source.kind === 'copy') await checkCopyFolder(source.dir);
   const selection = await selectFiles(opts.dataset);
   const python = await findDatasetsPython(opts.pyVenv, opts.signal);
   const work = await mkdtemp(join(tmpdir(), 'foresight-publish-'));
@@ -128,10 +151,10 @@ export async function publish(opts: PublishOptions): Promise<PublishOutcome> {
     opts.log.info(gate.summary);
 
     const t: HubTarget = { endpoint: opts.endpoint, repoId: opts.repoId, revision, token: opts.token, fetch: hubFetch({ log: opts.log, fetch: opts.fetch, signal: opts.signal, attempts: opts.attempts }) };
-    let plan = await makePlan({ target: t, remote: await readRemote(t), selection: staged, private: opts.private ?? false });
+    let plan = await makePlan({ target: t, source, remote: await readState(source, t), selection: staged, private: opts.private ?? false });
     opts.print(formatPlan(plan));
     if (opts.dryRun) {
-      opts.print('dry run: nothing was changed on the hub');
+      opts.print(source.kind === 'hub' ? 'dry run: nothing was changed on the hub' : 'dry run: the hub was not asked; nothing was sent to it');
       return { kind: 'dry-run', plan };
     }
     if (upToDate(plan)) {
@@ -142,7 +165,7 @@ export async function publish(opts: PublishOptions): Promise<PublishOutcome> {
     if (plan.create) {
       await createIfMissing(t, token, plan);
       // The new repository's first commit is the parent; a repository someone else just made is read as it is.
-      plan = await makePlan({ target: t, remote: await readRemote(t), selection: staged, private: opts.private ?? false });
+      plan = await makePlan({ target: t, source, remote: await readRemote(t), selection: staged, private: opts.private ?? false });
       if (plan.create) throw new ForesightError(`the hub created ${opts.repoId} but does not show it`, { remedy: 'rerun foresight publish in a minute', external: true });
     }
     const operations: CommitOperation[] = [

@@ -1,10 +1,13 @@
+import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile, stat } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import { promisify } from 'node:util';
 import { datasetInfo, HubApiError, listFiles, repoExists } from '@huggingface/hub';
 import { z } from 'zod';
 import { ForesightError } from '../../core/foundation/errors.ts';
-import { hubError } from './hub-errors.ts';
+import { hubError, responseError } from './hub-errors.ts';
 import type { DatasetFile } from './select-files.ts';
 
 /** Where and as whom foresight talks to the hub. */
@@ -25,10 +28,13 @@ export interface RemoteFile {
   lfsOid: string | null;
 }
 
-/** The dataset repository as the hub has it now. */
+/**
+ * The dataset repository as the hub has it now, or as a local copy of it shows it: a copy may name no
+ * head commit and never says the visibility (null).
+ */
 export type RemoteState =
   | { kind: 'missing' }
-  | { kind: 'exists'; head: string; private: boolean; files: RemoteFile[] };
+  | { kind: 'exists'; head: string | null; private: boolean | null; files: RemoteFile[] };
 
 const repo = (t: HubTarget) => ({ type: 'dataset' as const, name: t.repoId });
 const auth = (t: HubTarget) => (t.token ? { accessToken: t.token } : {});
@@ -87,7 +93,7 @@ export async function askUploadModes(t: HubTarget, files: readonly DatasetFile[]
         await res.body?.cancel();
         return null;
       }
-      if (!res.ok) throw new HubApiError(res.url, res.status, res.headers.get('X-Request-Id') ?? undefined, (await res.text()).slice(0, 200));
+      if (!res.ok) throw await responseError(res);
       const parsed = PreuploadSchema.safeParse(await res.json());
       if (!parsed.success) throw new ForesightError(`the hub's preupload answer for ${t.repoId} has an unexpected shape`, { remedy: 'check HF_ENDPOINT points at a Hugging Face hub', external: true });
       for (const f of parsed.data.files) modes.set(f.path, f.uploadMode);
@@ -116,4 +122,80 @@ export async function sameContent(file: DatasetFile, remote: RemoteFile): Promis
     blob.update(chunk as Buffer);
   }
   return remote.lfsOid === sha256.digest('hex') || remote.oid === blob.digest('hex');
+}
+
+const COMMIT = /^[0-9a-f]{40}$/;
+const LFS_POINTER = /^version https:\/\/git-lfs\.github\.com\/spec\/v1\noid sha256:([0-9a-f]{64})\nsize \d+\n?$/;
+const run = promisify(execFile);
+
+/** A file's git blob id and sha256, read as a stream (parquet files can be large). */
+async function hashes(path: string, size: number): Promise<{ oid: string; sha256: string }> {
+  const sha256 = createHash('sha256');
+  const blob = createHash('sha1').update(`blob ${size}\0`);
+  for await (const chunk of createReadStream(path)) {
+    sha256.update(chunk as Buffer);
+    blob.update(chunk as Buffer);
+  }
+  return { oid: blob.digest('hex'), sha256: sha256.digest('hex') };
+}
+
+/** Every file below `dir` (symlinks followed: a hub cache snapshot links to its blobs), without git's and huggingface-cli's bookkeeping. */
+async function filesBelow(root: string, sub = ''): Promise<Array<{ path: string; local: string; size: number }>> {
+  const out: Array<{ path: string; local: string; size: number }> = [];
+  for (const name of (await readdir(join(root, sub))).sort()) {
+    const path = sub ? `${sub}/${name}` : name;
+    if (path === '.git' || path === '.cache/huggingface') continue;
+    const st = await stat(join(root, path)).catch(() => null);
+    if (st?.isDirectory()) out.push(...(await filesBelow(root, path)));
+    else if (st?.isFile()) out.push({ path, local: join(root, path), size: st.size });
+  }
+  return out;
+}
+
+/**
+ * The commit a copy was taken at: a git clone's HEAD, the snapshot folder of the hub cache
+ * (`snapshots/<sha>`), or the one commit huggingface-cli's download metadata names; null when none says.
+ */
+async function copyHead(dir: string, paths: readonly string[]): Promise<string | null> {
+  if (await stat(join(dir, '.git')).catch(() => null)) {
+    const head = await run('git', ['-C', dir, 'rev-parse', 'HEAD']).then((r) => r.stdout.trim(), () => '');
+    return COMMIT.test(head) ? head : null;
+  }
+  if (COMMIT.test(basename(dir)) && basename(dirname(dir)) === 'snapshots') return basename(dir);
+  const named = new Set<string>();
+  for (const p of paths) {
+    const meta = await readFile(join(dir, '.cache', 'huggingface', 'download', `${p}.metadata`), 'utf8').catch(() => null);
+    const commit = meta?.split('\n')[0]?.trim();
+    if (commit && COMMIT.test(commit)) named.add(commit);
+  }
+  return named.size === 1 ? [...named][0]! : null;
+}
+
+/** A ForesightError unless `dir` is a folder (checked before the gate's minutes). */
+export async function checkCopyFolder(dir: string): Promise<void> {
+  const st = await stat(dir).catch(() => null);
+  if (!st?.isDirectory()) {
+    throw new ForesightError(`--remote ${dir} is not a folder`, {
+      remedy: 'pass --remote hub to read the hub, or --remote <dir> naming a copy of the dataset repository (git clone, or huggingface-cli download --local-dir)',
+    });
+  }
+}
+
+/**
+ * The repository as a local copy of it shows it (a git clone, with or without its LFS files fetched; a
+ * `huggingface-cli download --local-dir` folder; a hub cache snapshot). Nothing is asked of the network.
+ * An empty folder stands for a repository that does not exist yet.
+ */
+export async function readLocalCopy(dir: string): Promise<RemoteState> {
+  await checkCopyFolder(dir);
+  const found = await filesBelow(dir);
+  if (found.length === 0) return { kind: 'missing' };
+  const files: RemoteFile[] = [];
+  for (const f of found) {
+    const { oid, sha256 } = await hashes(f.local, f.size);
+    // A clone without its LFS files holds pointers: the pointer names the content's sha256.
+    const pointer = f.size < 1024 ? LFS_POINTER.exec(await readFile(f.local, 'utf8')) : null;
+    files.push({ path: f.path, oid, lfsOid: pointer ? pointer[1]! : sha256 });
+  }
+  return { kind: 'exists', head: await copyHead(dir, found.map((f) => f.path)), private: null, files: files.sort((a, b) => (a.path < b.path ? -1 : 1)) };
 }

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { ForesightError } from '../../core/foundation/errors.ts';
 import { parseLine, readJsonLines } from '../eval/read-jsonl.ts';
+import { evalReadyWhy, type EvalReadyWhy } from './eval-ready.ts';
 
 /** The seven test sets of a row, in the card's order. */
 export const SET_COLUMNS = [
@@ -93,6 +94,8 @@ export const ReportRowSchema = z.object({
   ...verdicts,
   fairness_consensus: optText,
   eval_ready: z.boolean().nullish().transform((b) => b ?? null),
+  /** {judged_by, ...}: who judged the row (the offline rules leave solvability and clarity unjudged). */
+  llm_usage: anyJson,
   severity: optText,
   failure_mode: optText,
   trigger_path: optText,
@@ -108,9 +111,12 @@ export const ReportRowSchema = z.object({
 export type ReportRow = z.infer<typeof ReportRowSchema> & {
   /** `test` when the row is in the test split, else `verified` (the verified config only). */
   split: 'test' | 'verified';
+  /** Why eval_ready is false (null when it is true or unknown). */
+  eval_ready_why: EvalReadyWhy | null;
 };
 
-const TestIdSchema = z.object({ instance_id: z.string().min(1), eval_ready: z.boolean().nullish() });
+/** What the report takes from the test split: membership, eval_ready, and `quality` ({judged_by, flags}: why not eval_ready). */
+const TestIdSchema = z.object({ instance_id: z.string().min(1), eval_ready: z.boolean().nullish(), quality: anyJson });
 
 const REMEDY = 'pass --dataset <the emitted dataset folder> (data/<owner>__<name>/emit/hf, it holds jsonl/verified.jsonl)';
 const STALE = 'emit the dataset again (foresight emit --repo owner/name --force)';
@@ -123,19 +129,20 @@ export async function readReportRows(dataset: string): Promise<ReportRow[]> {
   const verifiedPath = join(dataset, 'jsonl', 'verified.jsonl');
   if (!existsSync(verifiedPath)) throw new ForesightError(`${dataset} holds no jsonl/verified.jsonl`, { remedy: REMEDY });
   const testPath = join(dataset, 'jsonl', 'test.jsonl');
-  const inTest = new Map<string, boolean | null>();
+  const inTest = new Map<string, { eval_ready: boolean | null; quality: unknown }>();
   if (existsSync(testPath)) {
     for (const l of await readJsonLines(testPath, 'the test split', STALE)) {
       const r = parseLine(TestIdSchema, l, testPath, STALE);
-      inTest.set(r.instance_id, r.eval_ready ?? null);
+      inTest.set(r.instance_id, { eval_ready: r.eval_ready ?? null, quality: r.quality });
     }
   }
   const rows: ReportRow[] = [];
   for (const l of await readJsonLines(verifiedPath, 'the verified config', STALE)) {
     const r = parseLine(ReportRowSchema, l, verifiedPath, STALE);
-    const split = inTest.has(r.instance_id) ? 'test' : 'verified';
+    const t = inTest.get(r.instance_id);
     // Older verified rows lack eval_ready; the test split has carried it longer.
-    rows.push({ ...r, eval_ready: r.eval_ready ?? inTest.get(r.instance_id) ?? null, split });
+    const row = { ...r, eval_ready: r.eval_ready ?? t?.eval_ready ?? null, split: t ? ('test' as const) : ('verified' as const) };
+    rows.push({ ...row, eval_ready_why: evalReadyWhy(row, t?.quality ?? null) });
   }
   const ids = new Set(rows.map((r) => r.instance_id));
   const missing = [...inTest.keys()].filter((id) => !ids.has(id));

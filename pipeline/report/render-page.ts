@@ -10,6 +10,7 @@ import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { EXCLUSION_REASONS } from '../../core/foundation/model/change.ts';
 import type { ReportRow } from './read-dataset.ts';
+import type { ChainEval, EvalModel } from './read-evals.ts';
 import type { ChainStates } from './read-states.ts';
 
 export interface ReportPlot {
@@ -27,7 +28,14 @@ export interface ReportPageData {
   /** exclusion_reason -> its meaning. */
   reasons: Record<string, string>;
   plots: ReportPlot[];
-  rows: Array<ReportRow & { states: ChainStates | null }>;
+  /** `evals`: each eval model's result on the chain (index `m` into `evals.models`). */
+  rows: Array<ReportRow & { states: ChainStates | null; evals: ChainEval[] }>;
+  /** `foresight eval`'s results beside the dataset: the latest run per model and split. */
+  evals: {
+    models: EvalModel[];
+    /** Why no result is shown (no eval folder, or every report skipped), else null. */
+    note: string | null;
+  };
   /** Why no chain has per-state outcomes (no validate artifact beside the dataset, or an unreadable one). */
   statesNote: string | null;
   /** Chains whose validate record no longer gives the emitted sets: their states are left out. */

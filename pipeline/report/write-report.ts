@@ -4,6 +4,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { writeAtomic } from '../../core/foundation/artifacts.ts';
 import { FORESIGHT_VERSION } from '../../core/foundation/version.ts';
 import { readReportRows } from './read-dataset.ts';
+import { readEvals } from './read-evals.ts';
 import { readStates, type ChainStates } from './read-states.ts';
 import { loadAssets, reasonMeanings, renderPage, type ReportPlot } from './render-page.ts';
 
@@ -22,6 +23,8 @@ export interface ReportResult {
   plots: number;
   /** Chains shown with their per-state outcomes. */
   withStates: number;
+  /** Eval results shown: one per model and split (the latest run of each). */
+  evalModels: Array<{ model: string; split: string; run: string; instances: number }>;
   /** What the page leaves out and why, one line each (the CLI prints them). */
   notes: string[];
 }
@@ -71,6 +74,13 @@ export async function writeReport(opts: ReportOptions): Promise<ReportResult> {
       break;
   }
   if (statesNote) notes.push(statesNote);
+  const evals = await readEvals(dataset, new Map(rows.map((r) => [r.instance_id, r])));
+  notes.push(...evals.warnings);
+  const evalNote = evals.models.length
+    ? null
+    : evals.found
+      ? `no eval result shown: every ${join(dataset, 'eval')}/*/report.json was skipped (see the notes printed by foresight report)`
+      : `no eval results beside the dataset: foresight eval --dataset ${dataset} --gold (or --predictions preds.jsonl) writes ${join(dataset, 'eval')}/<run>/report.json`;
   if (!relative(dataset, path).startsWith('..')) notes.push(`${path} is inside the dataset folder: publishing the folder would upload the page`);
   const page = renderPage(
     {
@@ -78,12 +88,21 @@ export async function writeReport(opts: ReportOptions): Promise<ReportResult> {
       foresightVersion: FORESIGHT_VERSION,
       reasons: reasonMeanings(),
       plots,
-      rows: rows.map((r) => ({ ...r, states: byId.get(r.instance_id) ?? null })),
+      rows: rows.map((r) => ({ ...r, states: byId.get(r.instance_id) ?? null, evals: evals.byId.get(r.instance_id) ?? [] })),
       statesNote,
       staleStates: stale,
+      evals: { models: evals.models, note: evalNote },
     },
     await loadAssets(),
   );
   await writeAtomic(path, page);
-  return { path, chains: rows.length, test: rows.filter((r) => r.split === 'test').length, plots: plots.length, withStates: byId.size, notes };
+  return {
+    path,
+    chains: rows.length,
+    test: rows.filter((r) => r.split === 'test').length,
+    plots: plots.length,
+    withStates: byId.size,
+    evalModels: evals.models.map((m) => ({ model: m.model, split: m.split, run: m.run, instances: m.aggregate.instances })),
+    notes,
+  };
 }

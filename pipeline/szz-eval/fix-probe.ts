@@ -159,6 +159,8 @@ export async function executeFix(work: ChainWork, input: FixInput, signal: Abort
             return e.kind === 'broken' ? { kind: 'broken', problem: e.problem } : pool.envOf(e);
           },
           signal,
+          // Each probe is a progress note of this fix (its commit as `state`).
+          log: log.child({ instance_id: input.label }),
           // S4 just ran exactly the bisection's bad-end probe.
           knownBad: f2p,
           knownBadKinds: S4.failureKinds ?? {},

@@ -1,7 +1,7 @@
 import { changeLabel } from '../../core/foundation/model/change.ts';
 import { fingerprint } from '../../core/foundation/fingerprint.ts';
 import { errorMessage } from '../../core/foundation/errors.ts';
-import { revParse } from '../../core/foundation/git.ts';
+import { pathShown, revParse } from '../../core/foundation/git.ts';
 import type { StageDef } from '../../core/foundation/stage.ts';
 import { CandidateSchema, type Advisory, type Candidate, type Reference } from '../../core/foundation/model/candidate.ts';
 import { hasFixKeywords, isRevert } from '../../core/sources/git/find-references.ts';
@@ -86,7 +86,7 @@ export const discoverStage: StageDef<never, Candidate> = {
       if (!signals.length) continue;
       const target = refs.find((r) => r.kind === 'revert') ?? refs[0];
       // A fix without a test can never be graded: say so now and spend no blame on it.
-      const testless = !(files.get(change.mergeSha) ?? []).some(isTestFile);
+      const testless = !(files.get(change.mergeSha) ?? []).some((f) => isTestFile(pathShown(f)));
       candidates.push({
         repo: repo.name,
         tracker: listed.tracker,

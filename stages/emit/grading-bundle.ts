@@ -8,10 +8,12 @@ import type { JudgedChain } from '../../core/foundation/model/judged.ts';
  * the future: X lays `x.files` (every test and support file PR1 touched, as at pr1_head) over the agent's
  * /testbed and runs `x.run` (pr1_test_files); Y lays `x.files` then `y.files` (PR2's, as at pr2_head, the
  * same overlay validation's S3 used) and runs `y.run` (anticipation_test_files). The format is
- * core/env's GradingBundleSchema, which grading parses.
+ * core/env's GradingBundleSchema, which grading parses. Paths are stored names (pathText: a name that is not
+ * UTF-8 is C-quoted); grading lays each file under the bytes it names.
  */
 
-const utf8 = new TextDecoder('utf-8', { fatal: true });
+// ignoreBOM: a file's leading byte-order mark is part of its bytes, not dropped.
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 function encode(path: string, bytes: Buffer): BundleFile {
   try {

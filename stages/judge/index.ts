@@ -24,7 +24,8 @@ const UNJUDGED: Verdicts = {
 export const judgeStage: StageDef<ValidatedChain, JudgedChain> = {
   name: 'judge',
   entry: import.meta.url,
-  config: (cfg) => cfg.judge,
+  // How many requests are in flight changes no verdict: not in the key.
+  config: (cfg) => ({ ...cfg.judge, concurrency: null }),
   input: ValidatedChainSchema,
   output: JudgedChainSchema,
   async run(chains, ctx) {

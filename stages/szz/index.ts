@@ -22,7 +22,8 @@ const NO_BLAME = { candidates: [], unattributedScore: 0, blamedLines: 0, addOnly
 export const szzStage: StageDef<Candidate, Chain> = {
   name: 'szz',
   entry: import.meta.url,
-  config: (cfg) => ({ szz: cfg.szz, discover: cfg.discover }),
+  // How many blame jobs run at once changes no result: not in the key.
+  config: (cfg) => ({ szz: { ...cfg.szz, concurrency: null }, discover: cfg.discover }),
   input: CandidateSchema,
   output: ChainSchema,
   async run(candidates, ctx) {

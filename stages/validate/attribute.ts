@@ -50,6 +50,7 @@ export async function attributeChain(v: ValidatedChain, deps: AttributeDeps): Pr
       ...deps.budget,
       envFor: async (commit, without) => containers.envOf(await deps.eraOf(commit, v.anticipation_test_files, without)),
       signal: deps.containers.signal,
+      log: deps.containers.log,
       // Validate's S4 ran exactly this probe: PR2's tests laid over its base, where they fail.
       knownBad: v.PR2_FAIL_TO_PASS,
       knownBadKinds: v.states.find((s) => s.name === 'S4')?.failureKinds ?? {},
@@ -58,7 +59,7 @@ export async function attributeChain(v: ValidatedChain, deps: AttributeDeps): Pr
     if (deps.containers.signal.aborted) throw err;
     // Our infrastructure (Docker, an image) failed: no evidence about the chain, its PR1 stands.
     const detail = `the bisection could not run: ${errorMessage(err)}`;
-    deps.containers.log.warn(`${v.instance_id}: ${detail}`);
+    deps.containers.log.warn(detail);
     return { kind: 'kept', record: { ...EMPTY, decision: 'error', change: v.pr1.id, detail } };
   } finally {
     await containers.close();

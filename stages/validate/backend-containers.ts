@@ -76,7 +76,7 @@ export class ChainContainers {
     const { docker, baseAlias, lockDir, log, repoDir, signal } = this.deps;
     try {
       this.service = await startService({ backend: this.backend, docker, baseAlias, lockDir, log, logDir: join(repoDir, 'validate', 'env-logs'), signal });
-      if (this.service.network) log.debug(`${this.label}: ${this.backend} ready in ${this.service.readySec.toFixed(1)} s`);
+      if (this.service.network) log.child({ instance_id: this.label }).debug(`${this.backend} ready in ${this.service.readySec.toFixed(1)} s`);
     } catch (err) {
       if (signal.aborted || !(err instanceof ForesightError)) throw err;
       this.serviceProblem = `the ${this.backend} database service did not start: ${errorMessage(err)}`;

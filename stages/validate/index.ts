@@ -30,9 +30,11 @@ export const validateStage: StageDef<ExtractedChain, ValidatedChain> = {
   name: 'validate',
   entry: import.meta.url,
   // Attribution also reads the history as discover lists it, and re-extracts with extract's sources; without it the bisection's budget is unread.
+  // `jobs` says how many chains run at once, never what a chain gives: a rerun with another --jobs reuses the results.
   config: (cfg) => {
-    const { bisectMaxProbes: _p, bisectGoodEndProbes: _g, ...unbisected } = cfg.validate;
-    return cfg.validate.attribution === 'off' ? unbisected : { ...cfg.validate, discover: { branch: cfg.discover.branch, units: cfg.discover.units, tracker: cfg.discover.tracker, offline: cfg.discover.offline }, sources: cfg.sources };
+    const { jobs: _jobs, ...validate } = cfg.validate;
+    const { bisectMaxProbes: _p, bisectGoodEndProbes: _g, ...unbisected } = validate;
+    return cfg.validate.attribution === 'off' ? unbisected : { ...validate, discover: { branch: cfg.discover.branch, units: cfg.discover.units, tracker: cfg.discover.tracker, offline: cfg.discover.offline }, sources: cfg.sources };
   },
   input: ExtractedChainSchema,
   output: ValidatedChainSchema,
@@ -54,7 +56,14 @@ export const validateStage: StageDef<ExtractedChain, ValidatedChain> = {
     try {
       items = await ctx.forEach(chains, { id: (c) => c.instance_id, label: 'validating chains', concurrency: queue.capacity }, async (chain, key): Promise<ValidatedChain> => {
         if (chain.excluded) return excludedChain(chain, cfg.runner);
-        return counted(totals, await queue.submit(validateChainKind, key, { ...job, chain }));
+        if (!url) return counted(totals, await queue.submit(validateChainKind, key, { ...job, chain }));
+        // A worker's notes (state, run, probe) show here as the chain's, as a local run shows them.
+        const log = ctx.log.child({ instance_id: chain.instance_id });
+        try {
+          return counted(totals, await queue.submit(validateChainKind, key, { ...job, chain }, { onProgress: (p) => p.note && log.note(p.note, { worker: p.worker }) }));
+        } finally {
+          log.note(null);
+        }
       });
     } finally {
       await queue.close();

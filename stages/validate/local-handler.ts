@@ -68,8 +68,10 @@ export class LocalChains {
         if (ctx.signal.aborted) return;
         // A chain whose tests run nowhere here needs no image.
         if (await work.runsNothing(c)) continue;
-        await work.eraOf(c.pr1_head, c.pr1_test_files, ctx.signal);
-        if (c.pr2_head !== c.pr1_head) await work.eraOf(c.pr2_head, c.anticipation_test_files, ctx.signal);
+        // Its builds' lines name the chain they are for.
+        const log = ctx.log.child({ instance_id: c.instance_id });
+        await work.eraOf(c.pr1_head, c.pr1_test_files, ctx.signal, { log });
+        if (c.pr2_head !== c.pr1_head) await work.eraOf(c.pr2_head, c.anticipation_test_files, ctx.signal, { log });
       }
     })().catch((err: unknown) => ctx.log.debug(`image look-ahead stopped: ${errorMessage(err)}`));
   }

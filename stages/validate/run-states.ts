@@ -1,6 +1,7 @@
 /** Runs a chain's five states in the environments given, repeated as `validate.repeat` says, and folds the runs per state. */
 import type { ProbeEnv } from '../../core/attribution/index.ts';
 import type { ExtractedChain } from '../../core/foundation/model/extracted.ts';
+import type { Logger } from '../../core/foundation/log.ts';
 import type { RepeatStrategy } from '../../core/foundation/settings.ts';
 import { aggregateRuns, brokenState, runProblem, type Covers, type StateRequest } from './aggregate-runs.ts';
 import { computeSets, type FileOf } from './compute-sets.ts';
@@ -18,6 +19,15 @@ export function stateRequests(c: ExtractedChain): StateRequest[] {
     { name: 'S5', checkout: c.pr2_head, overlay: null, testFiles: c.anticipation_test_files, overlayFiles: [] },
   ];
 }
+
+/** What each state runs, for the progress notes. */
+const STATE_COMMITS: Record<StateName, string> = {
+  S1: "pr1_base + PR1's tests",
+  S2: 'pr1_head',
+  S3: "pr1_head + PR2's tests",
+  S4: "pr2_base + PR2's tests",
+  S5: 'pr2_head',
+};
 
 /** What validating a chain cost: for the benchmark's wall-time / test-time ratio. */
 export interface ChainCost {
@@ -63,26 +73,39 @@ export async function runChainStates(opts: {
   repeat?: RepeatStrategy;
   envFor: EraFor;
   signal: AbortSignal;
+  /** The chain's logger: each run is a progress note and a debug line, with `state` and `run`. */
+  log?: Logger;
 }): Promise<ChainStates> {
   const repeat = opts.repeat ?? 'candidates';
   // stateRuns: runs done (dropped passes too); runnerStarts: runner processes started for them.
   const cost = { execMs: 0, stateRuns: 0, runnerStarts: 0 };
   const request = (req: StateRequest, select?: StateRequestSelect) => ({ checkout: req.checkout, overlay: req.overlay, testFiles: req.testFiles, overlayFiles: req.overlayFiles, ...(select ? { select } : {}) });
-  const run = async (env: ChainEnv, req: StateRequest, select?: StateRequestSelect): Promise<StateRun> => {
+  /** Run `run` (and the `passes` - 1 after it) of a state: its note, and once done its debug line. */
+  const started = (req: StateRequest, run: number, passes = 1): ((rs: StateRun[]) => void) => {
+    const log = opts.log?.child({ state: req.name, run });
+    const runs = passes > 1 ? `runs ${run}-${run + passes - 1}` : `run ${run}`;
+    log?.note(`${req.name} ${runs}/${opts.runs} (${STATE_COMMITS[req.name]})`);
+    return (rs) => log?.debug(`${req.name} ${runs}: ${rs.map((r) => (r.kind === 'report' ? `exit ${r.exitCode}` : r.kind)).join(', ')} in ${(rs.reduce((a, r) => a + r.durationMs, 0) / 1000).toFixed(1)} s`);
+  };
+  const run = async (env: ChainEnv, req: StateRequest, n: number, select?: StateRequestSelect): Promise<StateRun> => {
     opts.signal.throwIfAborted();
+    const ran = started(req, n);
     const r = await env.runState(request(req, select));
     // An abort removes the container under the run: what it returned is no outcome at all.
     opts.signal.throwIfAborted();
+    ran([r]);
     cost.execMs += r.durationMs;
     cost.stateRuns++;
     cost.runnerStarts++;
     return r;
   };
-  /** `passes` runs of one selection in one runner start (ChainEnv.runPasses). */
-  const runPasses = async (env: ChainEnv, req: StateRequest, passes: number, select?: StateRequestSelect): Promise<StateRun[]> => {
+  /** `passes` runs of one selection in one runner start (ChainEnv.runPasses), the first of them run `n`. */
+  const runPasses = async (env: ChainEnv, req: StateRequest, n: number, passes: number, select?: StateRequestSelect): Promise<StateRun[]> => {
     opts.signal.throwIfAborted();
+    const ran = started(req, n, passes);
     const rs = await env.runPasses!(request(req, select), passes);
     opts.signal.throwIfAborted();
+    ran(rs);
     cost.execMs += rs.reduce((a, r) => a + r.durationMs, 0);
     cost.stateRuns += rs.length;
     cost.runnerStarts++;
@@ -99,7 +122,7 @@ export async function runChainStates(opts: {
     const runs: StateRun[] = [];
     const times = repeat === 'all' ? opts.runs : 1;
     for (let i = 0; i < times; i++) {
-      const r = await run(era.env, req);
+      const r = await run(era.env, req, i + 1);
       const outgrew = i === 0 ? outgrownCandidate(r, era) : null;
       if (outgrew !== null) return { kind: 'outgrown', state: req.name, label: outgrew.label, detail: outgrew.line, cost };
       runs.push(r);
@@ -117,12 +140,13 @@ export async function runChainStates(opts: {
     /** One repeat of a state's selection in a runner start of its own. */
     const repeatOnce = async (s: NonNullable<ReturnType<typeof ready.get>>, sel: RepeatSelection): Promise<void> => {
       const select = selection(s.runner, s.req.testFiles, sel);
-      let r = await run(s.env, s.req, select ?? undefined);
+      const n = s.runs.length + 1;
+      let r = await run(s.env, s.req, n, select ?? undefined);
       let covers: Covers = select ? coverOf(sel, s.req.testFiles, fileOf) : null;
       // A selection the runner could not run (e.g. a node id it does not accept) is no evidence
       // about the tests: the whole files are run instead, never counted as an outcome.
       if (select && runProblem(r, s.runner.exitCodes) !== null) {
-        r = await run(s.env, s.req);
+        r = await run(s.env, s.req, n);
         covers = null;
       }
       s.runs.push(r);
@@ -140,7 +164,7 @@ export async function runChainStates(opts: {
         const s = ready.get(name);
         if (!s) continue;
         const select = selection(s.runner, s.req.testFiles, sel);
-        const passes = await runPasses(s.env, s.req, opts.runs - 1, select ?? undefined);
+        const passes = await runPasses(s.env, s.req, s.runs.length + 1, opts.runs - 1, select ?? undefined);
         if (passes.every((r) => runProblem(r, s.runner.exitCodes) === null)) {
           const covers: Covers = select ? coverOf(sel, s.req.testFiles, fileOf) : null;
           for (const r of passes) {

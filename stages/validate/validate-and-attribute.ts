@@ -121,17 +121,35 @@ export class ChainWork {
 
   /**
    * Validate one chain that is not excluded (and attribute it, unless attribution is off); `onEras` once
-   * its environments are known; `log`: the job's own (a worker's chains share this ChainWork).
+   * its environments are known; `log`: the job's own (a worker's chains share this ChainWork). Everything
+   * logged for the chain carries its `instance_id`, and its progress notes say what it runs now.
    */
   async run(chain: ExtractedChain, signal: AbortSignal, opts: { onEras?: () => void; log?: Logger } = {}): Promise<ChainOutcome> {
+    const log = (opts.log ?? this.opts.log).child({ instance_id: chain.instance_id });
+    try {
+      return await this.runChain(chain, signal, log, opts.onEras);
+    } finally {
+      log.note(null);
+    }
+  }
+
+  private async runChain(chain: ExtractedChain, signal: AbortSignal, log: Logger, onEras?: () => void): Promise<ChainOutcome> {
     const cfg = this.opts.validate;
-    const log = opts.log ?? this.opts.log;
     const containers = this.containers(signal, log);
     const imagesBuilt: string[] = [];
     let stateRuns = 0;
     let backendFallbacks = 0;
+    // Finding (or building) an era's image is one-time setup: the stage's rate leaves it out, so the first
+    // chains' builds do not make the ETA of the rest (which reuse the images) hours long.
     const used = async (commit: string, testFiles: readonly string[], without?: readonly string[]) => {
-      const era = await this.eraOf(commit, testFiles, signal, { built: imagesBuilt, log, ...(without ? { without } : {}) });
+      log.note(`environment at ${commit.slice(0, 10)}: finding or building its image`);
+      const setupDone = log.setup(this.opts.poolSize);
+      let era: Awaited<ReturnType<ChainWork['eraOf']>>;
+      try {
+        era = await this.eraOf(commit, testFiles, signal, { built: imagesBuilt, log, ...(without ? { without } : {}) });
+      } finally {
+        setupDone();
+      }
       if (era.kind === 'ready') this.usedImages.add(era.image);
       return era;
     };
@@ -150,11 +168,11 @@ export class ChainWork {
     const done = (v: ValidatedChain): ChainOutcome => ({ chain: v, stateRuns, backendFallbacks, imagesBuilt });
     const nothing = await this.runsNothing(chain);
     if (nothing) {
-      opts.onEras?.();
+      onEras?.();
       return done(excludedChain({ ...chain, excluded: nothing.exclusion }, nothing.runner));
     }
     const eras = await chainEras(chain);
-    opts.onEras?.();
+    onEras?.();
     const validated = await validateOne(chain, eras);
     if (cfg.attribution === 'off' || !canAttribute(validated)) return done(validated);
     // Attribution reads the history as szz did.
@@ -165,7 +183,7 @@ export class ChainWork {
       return done({ ...validated, attribution: att.record, gradeable: false, excluded: { reason: 'unattributed', detail: att.detail, stage: 'validate' } });
     }
     // Execution names another PR1: the chain is extracted (as extract does) and its states validated again for it.
-    log.info(`${chain.instance_id}: the tests stop passing in ${att.pr1.id}, not ${chain.pr1.id} (${att.record.disagreements.map((d) => d.source).join(', ') || 'blame'}): PR1 moved`);
+    log.info(`the tests stop passing in ${att.pr1.id}, not ${chain.pr1.id} (${att.record.disagreements.map((d) => d.source).join(', ') || 'blame'}): PR1 moved`);
     const moved = await this.reextract(chain, att.pr1);
     if (moved.excluded) return done({ ...excludedChain(moved, cfg.runner), attribution: att.record, cost: validated.cost });
     const again = await validateOne(moved, await chainEras(moved));

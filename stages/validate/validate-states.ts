@@ -127,12 +127,13 @@ export async function validateChain(
           runs: cfg.runs,
           repeat: cfg.repeat,
           signal: deps.containers.signal,
+          log: deps.containers.log,
           envFor: (state) => containers.envOf(state === 'S4' || state === 'S5' ? pr2 : pr1),
         });
         stateRuns += ran.cost.stateRuns;
         execMs += ran.cost.execMs;
         if (ran.kind === 'outgrown') {
-          deps.containers.log.info(`${chain.instance_id}: "${ran.label}" cannot run ${ran.state} (${ran.detail}): the era's next install candidate`);
+          deps.containers.log.info(`"${ran.label}" cannot run ${ran.state} (${ran.detail}): the era's next install candidate`);
           await nextEra(ran.state, ran.label);
           continue;
         }
@@ -158,7 +159,7 @@ export async function validateChain(
     const after = failedAfter ? `; ${failedAfter.reason} on ${failedAfter.backend} (${secs(tried[tried.length - 1]!)}), not kept` : '';
     // The kept result may itself be an exclusion (a skip whose fallback's environment failed): say which.
     const kept = result.exclusion ? `${result.exclusion.reason} kept` : 'validated';
-    deps.containers.log.info(`${chain.instance_id}: ${why ? `${why}; ` : ''}${kept} on ${backend} (${secs(tried[left.length]!)})${after}`);
+    deps.containers.log.info(`${why ? `${why}; ` : ''}${kept} on ${backend} (${secs(tried[left.length]!)})${after}`);
   }
   const validated = finish(chainOn(backend), result.states, fileOf, {
     runner,

@@ -16,6 +16,7 @@ import type { Config, Secrets } from '../../core/foundation/config.ts';
 import { applyCachePolicy, assertDockerReachable, connectDocker, ensureImage, removeStaleContainers } from '../../core/env/index.ts';
 import { errorMessage } from '../../core/foundation/errors.ts';
 import { fingerprint } from '../../core/foundation/fingerprint.ts';
+import { forwardingNotes } from '../../core/foundation/log.ts';
 import { InfraError, type JobContext, type JobHandler } from '../../core/queue/index.ts';
 import { sourceSettings } from '../../core/sources/registry.ts';
 import { infra, validateChainKind, type ChainJob, type ChainJobResult } from './queue-job.ts';
@@ -87,12 +88,14 @@ export function validateChainHandler(local: { config: Config; secrets: Secrets }
       const clone = workerClonePath(ctx.dataDir, job.repo);
       if (!(await hasCommits(clone, commits))) {
         const from = existsSync(job.source.path) ? job.source.path : job.source.url;
-        ctx.log.info(`${chain.instance_id}: fetching new commits from ${from}`);
+        ctx.log.child({ instance_id: chain.instance_id }).info(`fetching new commits from ${from}`);
         await run('git', ['-C', clone, 'fetch', '--quiet', '--update-head-ok', from ?? 'origin', '+refs/heads/*:refs/heads/*']).catch((err: unknown) => {
           throw new InfraError(`${job.repo}: could not fetch ${from ?? 'origin'}: ${errorMessage(err).split('\n')[0]}`, { remedy: "check that the worker can read the coordinator's clone path or URL", cause: err });
         });
       }
-      const outcome = await infra(() => work.run(chain, ctx.signal, { log: ctx.log }));
+      // What the chain is doing (state, run, probe) reaches the coordinator's terminal as this job's progress.
+      const log = forwardingNotes(ctx.log, (note) => void ctx.progress({ done: 0, total: 0, ...(note === null ? {} : { note }) }).catch(() => undefined));
+      const outcome = await infra(() => work.run(chain, ctx.signal, { log }));
       // A worker has no end of run: it keeps its host's env images within the keep count after every job
       // (images a container uses, e.g. another job's, are left alone by Docker itself).
       const images = local.config.images;

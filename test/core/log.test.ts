@@ -3,7 +3,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, onTestFinished, vi } from 'vitest';
-import { loadSecrets } from '../../core/foundation/config.ts';
+import { loadConfig, loadSecrets } from '../../core/foundation/config.ts';
 import { createLogger } from '../../core/foundation/log.ts';
 import { formatDuration, formatRate, MIN_LINE_INTERVAL_MS, stopProgressBars } from '../../core/foundation/progress.ts';
 import { clearSecrets, redact } from '../../core/foundation/secrets.ts';
@@ -276,5 +276,80 @@ describe('progress', () => {
   it('rates and durations read as numbers a person compares at a glance', () => {
     expect([formatRate(25), formatRate(2.34), formatRate(0.4), formatRate(0.05), formatRate(1 / 3600)]).toEqual(['25/s', '2.3/s', '0.4/s', '3.0/min', '1.0/h']);
     expect([formatDuration(0), formatDuration(45_000), formatDuration(185_000), formatDuration(7_620_000)]).toEqual(['0s', '45s', '3m05s', '2h07m']);
+  });
+});
+
+describe('fields, level and format', () => {
+  afterEach(() => stopProgressBars());
+
+  it("trial: foresight.log.jsonl carried the chain id only in the message text → stage, instance_id, state and run are fields", async () => {
+    const out = captureStderr(false);
+    const file = join(dir, 'foresight.log.jsonl');
+    const stage = createLogger({ file, level: 'debug' }).child({ stage: 'validate' });
+    const chain = stage.child({ instance_id: 'minilib__1-9' });
+    chain.info('PR1 moved');
+    chain.child({ state: 'S3', run: 2 }).debug('S3 run 2: exit 1 in 1.2 s');
+    chain.child({ state: 'S3', run: 2 }).note('S3 run 2/3');
+    chain.note(null);
+    const lines = (await readFile(file, 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(lines.map(({ time: _t, ...rest }) => rest)).toEqual([
+      { level: 'info', msg: 'PR1 moved', stage: 'validate', instance_id: 'minilib__1-9' },
+      { level: 'debug', msg: 'S3 run 2: exit 1 in 1.2 s', stage: 'validate', instance_id: 'minilib__1-9', state: 'S3', run: 2 },
+      { level: 'debug', msg: 'S3 run 2/3', stage: 'validate', instance_id: 'minilib__1-9', state: 'S3', run: 2 },
+    ]);
+    // A person still reads which chain: the terminal puts the id before the message, once.
+    expect(out.lines()).toEqual(['[validate] minilib__1-9: PR1 moved', '[validate] minilib__1-9: S3 run 2: exit 1 in 1.2 s', '[validate] minilib__1-9: S3 run 2/3']);
+  });
+
+  it('trial: there was no log level option → FORESIGHT_LOG_LEVEL / --log-level warn shows warnings and errors only; -v shows debug', async () => {
+    const out = captureStderr(false);
+    const file = join(dir, 'log.jsonl');
+    expect(loadConfig({ FORESIGHT_LOG_LEVEL: 'warn' }).log).toMatchObject({ level: 'warn', verbose: false, format: 'text' });
+    // The flag wins over the variable.
+    const config = loadConfig({ FORESIGHT_LOG_LEVEL: 'debug' }, { logLevel: 'warn' });
+    const log = createLogger({ ...config.log, file }).child({ stage: 'validate' });
+    log.debug('d');
+    log.info('i');
+    log.progress('validating chains', 0, 2);
+    log.child({ instance_id: 'c1' }).note('S1 run 1/3');
+    log.warn('w');
+    log.error('e');
+    expect(out.lines()).toEqual(['[validate] warning: w', '[validate] error: e']);
+    // The file still gets every level.
+    expect((await readFile(file, 'utf8')).trim().split('\n')).toHaveLength(6);
+
+    const verbose = captureStderr(false);
+    createLogger(loadConfig({ FORESIGHT_LOG_LEVEL: 'error' }, { verbose: true }).log).debug('seen');
+    expect(verbose.lines()).toContain('seen');
+    expect(() => loadConfig({ FORESIGHT_LOG_LEVEL: 'loud' })).toThrow(/FORESIGHT_LOG_LEVEL/);
+    expect(() => loadConfig({}, { logFormat: 'xml' })).toThrow(/--log-format/);
+  });
+
+  it('trial: there was no JSON output option → --log-format json: one JSON object a line on the terminal, with the fields of the file', async () => {
+    loadSecrets({ GITHUB_TOKEN: SECRETS.GITHUB_TOKEN });
+    // Even on a terminal: no bar, only JSON lines.
+    const out = captureStderr(true);
+    const file = join(dir, 'log.jsonl');
+    const log = createLogger({ ...loadConfig({ FORESIGHT_LOG_FORMAT: 'json' }).log, file }).child({ stage: 'validate' });
+    const chain = log.child({ instance_id: 'minilib__3-8' });
+    log.progress('validating chains', 0, 2);
+    chain.info(`cloned with ${SECRETS.GITHUB_TOKEN}`);
+    chain.child({ state: 'S4', run: 1 }).note('S4 run 1/3');
+    chain.debug('not shown at info');
+    chain.warn('slow');
+    chain.note(null);
+    const terminal = out.lines().map((l) => JSON.parse(l) as Record<string, unknown>);
+    const fileLines = (await readFile(file, 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const shape = ({ time: _t, level: _l, ...rest }: Record<string, unknown>) => rest;
+    expect(terminal.map(shape)).toEqual([
+      { msg: 'progress', label: 'validating chains', done: 0, total: 2, stage: 'validate' },
+      { msg: 'cloned with <GITHUB_TOKEN>', stage: 'validate', instance_id: 'minilib__3-8' },
+      { msg: 'S4 run 1/3', stage: 'validate', instance_id: 'minilib__3-8', state: 'S4', run: 1 },
+      { msg: 'slow', stage: 'validate', instance_id: 'minilib__3-8' },
+    ]);
+    expect(terminal.map((l) => l.level)).toEqual(['info', 'info', 'info', 'warn']);
+    // The same objects as the file's (which also has the debug line).
+    expect(fileLines.filter((l) => l.level !== 'debug' || l.msg === 'progress' || l.msg === 'S4 run 1/3').map(shape)).toEqual(terminal.map(shape));
+    for (const l of terminal) expect(new Date(l.time as string).toISOString()).toBe(l.time);
   });
 });

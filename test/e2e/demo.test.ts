@@ -1,6 +1,6 @@
 import { execFile, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { cp, mkdtemp, readFile, stat, writeFile } from 'node:fs/promises';
+import { cp, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -11,6 +11,7 @@ import { fakeModel } from '../helpers/fake-model.ts';
 import { startFakeOpenAI } from '../helpers/fake-openai.ts';
 import { DEMO_SECRET, minedDemoCopy, minedDemoOutput } from '../helpers/demo.ts';
 import { pythonWithDatasets, runPython } from '../helpers/python.ts';
+import { validateItems } from '../helpers/redis-foresight.ts';
 
 const run = promisify(execFile);
 const ROOT = join(import.meta.dirname, '..', '..');
@@ -177,6 +178,23 @@ describe.skipIf(!dockerUp)('make demo, end to end through real Docker', () => {
     }
   });
 
+  it('trial: stderr not a terminal (CI, nohup), validate silent for minutes a chain → lines name the chain, state and run; the log file has them as fields', async () => {
+    // The shared run's stderr was a pipe: the running chain's note is printed between the loop's lines.
+    expect(first.stderr).toMatch(/^\[validate\] minilib__\d+-\d+: S[1-5] runs? \d+(-\d+)?\/3 \((pr1|pr2)_(base|head)/m);
+    const validate = (await jsonl(join(repoDir, 'foresight.log.jsonl'))).filter((l) => l.stage === 'validate');
+    for (const id of ['minilib__1-9', 'minilib__3-8']) {
+      const runs = validate.filter((l) => l.instance_id === id && typeof l.run === 'number');
+      expect(new Set(runs.map((l) => l.state)), id).toEqual(new Set(['S1', 'S2', 'S3', 'S4', 'S5']));
+      expect(Math.max(...runs.map((l) => l.run as number)), id).toBe(3);
+    }
+    // The bisection's probes: the probed commit as `state`, with the probe's number.
+    const probes = validate.filter((l) => l.instance_id === 'minilib__6-10' && typeof l.probe === 'number');
+    expect(probes.length).toBeGreaterThan(0);
+    for (const p of probes) expect(p.state).toMatch(/^[0-9a-f]{40}$/);
+    // The chain is a field, not a prefix of the message.
+    expect(validate.filter((l) => /^minilib__\d+-\d+: /.test(String(l.msg)))).toEqual([]);
+  });
+
   it('loads with the real Hugging Face datasets library, both configs', async () => {
     await pythonWithDatasets();
     const out = await runPython(
@@ -217,16 +235,20 @@ describe.skipIf(!dockerUp)('make demo, end to end through real Docker', () => {
   }, 120_000);
 
   it('SIGTERM during validate loses no good chain: nothing from killed containers is kept, a rerun gives the same rows', async () => {
-    const data2 = await mkdtemp(join(tmpdir(), 'foresight-e2e-term-'));
-    const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'pipeline/bin.ts'), 'demo', '--data', data2], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+    // The mined demo up to extract: validate runs afresh, is stopped mid-chain, and a rerun finishes it.
+    const data2 = await minedDemoCopy();
+    const term = join(data2, 'demo__minilib');
+    for (const stage of ['validate', 'judge', 'emit']) await rm(join(term, stage), { recursive: true, force: true });
+    const args = ['validate', '--repo', 'demo/minilib', '--clone', join(term, 'clone'), '--data', data2, '--offline', '--jobs', '2'];
+    const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'pipeline/bin.ts'), ...args], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
     let stderr = '';
     let sent = false;
     child.stderr.setEncoding('utf8').on('data', (d: string) => {
       stderr += d;
-      // Mid-validate: a chain is running in its container when the signal lands.
-      if (!sent && /\[validate\] validating chains 1\//.test(stderr)) {
+      // Mid-validate, a chain done: the next one is running in its container when the signal lands.
+      if (!sent && /\[validate\] validating chains [12]\//.test(stderr)) {
         sent = true;
-        setTimeout(() => child.kill('SIGTERM'), 4000);
+        setTimeout(() => child.kill('SIGTERM'), 3000);
       }
     });
     const code = await new Promise<number | null>((r) => child.on('close', r));
@@ -234,13 +256,13 @@ describe.skipIf(!dockerUp)('make demo, end to end through real Docker', () => {
     expect(code, stderr).toBe(143);
     const left = await connectDocker().listContainers({ all: true, filters: { label: [`${RUN_LABEL}=1`, `foresight.pid=${child.pid}`] } });
     expect(left).toEqual([]);
-    const term = join(data2, 'demo__minilib');
     const checkpoint = await readFile(join(term, 'validate', 'checkpoint.jsonl'), 'utf8').catch(() => '');
     expect(checkpoint).not.toMatch(/exit 137|env_failed/);
-    await foresight(['demo', '--data', data2]);
-    const sets = async (dir: string) =>
-      (await jsonl(join(dir, 'emit', 'hf', 'jsonl', 'verified.jsonl'))).map((r) => [r.instance_id, r.exclusion_reason, ...SETS.map((k) => r[k])]);
-    expect(await sets(term)).toEqual(await sets(repoDir));
+    const rerun = await foresight(args);
+    // Only the chains the signal stopped ran again.
+    expect(rerun.stderr).toMatch(/reused from checkpoint/);
+    expect(await validateItems(data2)).toEqual(await validateItems(data));
+    await rm(data2, { recursive: true, force: true });
   }, 300_000);
 
   it('LLM judges through a local OpenAI-compatible server: every judgement column filled, a B2 statement repaired, a planted leak caught, zero calls on a rerun', async () => {

@@ -144,9 +144,10 @@ describe.skipIf(!dockerUp)('a PostgreSQL-only fix, end to end (validate falls ba
     });
     // The sqlite run came first and was left for its skipped tests (the run's log says which reason).
     const log = await readFile(join(dir, 'foresight.log.jsonl'), 'utf8');
-    const fallback = /pgchain__1-3: pr1_tests_skipped on sqlite \([^)]*\); validated on postgresql \([^)]*service ready in [0-9.]+ s\)/.exec(log);
-    expect(fallback, log.slice(-2000)).not.toBeNull();
-    console.info(`[postgres.test] ${fallback![0]}`);
+    const entries = log.trim().split('\n').map((l) => JSON.parse(l) as { instance_id?: string; msg: string });
+    const fallback = entries.filter((e) => e.instance_id === 'pgchain__1-3').map((e) => /^pr1_tests_skipped on sqlite \([^)]*\); validated on postgresql \([^)]*service ready in [0-9.]+ s\)/.exec(e.msg)).find(Boolean);
+    expect(fallback, log.slice(-2000)).toBeDefined();
+    console.info(`[postgres.test] pgchain__1-3: ${fallback![0]}`);
     const manifest = JSON.parse(await readFile(join(dir, 'validate', 'manifest.json'), 'utf8')) as { stats: Record<string, number> };
     expect(manifest.stats).toMatchObject({ backend_fallbacks: 1, backend_postgresql: 1 });
 

@@ -261,6 +261,8 @@ export function recordingLogger(): Logger & { lines: { level: Level; msg: string
     warn: (msg: string) => void lines.push({ level: 'warn', msg }),
     error: (msg: string) => void lines.push({ level: 'error', msg }),
     progress: () => {},
+    note: () => {},
+    setup: () => () => {},
     child: () => logger,
     toFile: () => {},
   };

@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer as createTcpServer, type AddressInfo, type Socket } from 'node:net';
 
 /**
  * The Hugging Face hub on 127.0.0.1 (random port): the endpoints @huggingface/hub 2.17.5 calls to create
@@ -17,7 +17,8 @@ import type { AddressInfo } from 'node:net';
  *                                                 that is not the head: 409
  *  - GET  /datasets/{id}/resolve/{rev}/{path}     the file (Range supported), 404 EntryNotFound
  * Writes need `Authorization: Bearer <token>`. `failNext` answers the next matching request with a status
- * (429 + Retry-After); `onNextCommit` runs just before the next commit is checked (another publisher).
+ * (429 + Retry-After), and optionally a body of its own (a JSON value, or text sent as it is: a proxy's
+ * page); `onNextCommit` runs just before the next commit is checked (another publisher).
  */
 
 export interface HubFile {
@@ -60,8 +61,11 @@ export interface FakeHub {
   headFiles(id: string): Map<string, HubFile>;
   /** A commit made by someone else (no HTTP): a file map merged over the head. */
   commitDirect(id: string, title: string, files: Record<string, string>): HubCommit;
-  /** The next request matching `method` and `path` answers `status` with `headers` (once per call). */
-  failNext(method: string, path: RegExp, status: number, headers?: Record<string, string>): void;
+  /**
+   * The next request matching `method` and `path` answers `status` with `headers` (once per call), and
+   * `body` when given: a string is sent as it is (give its content-type in `headers`), anything else as JSON.
+   */
+  failNext(method: string, path: RegExp, status: number, headers?: Record<string, string>, body?: unknown): void;
   /** Runs when the next commit request arrives, before its parent is checked. */
   onNextCommit(fn: () => void): void;
   close(): Promise<void>;
@@ -80,7 +84,7 @@ export async function startFakeHub(opts: { token?: string } = {}): Promise<FakeH
   const repos = new Map<string, HubRepo>();
   const lfsObjects = new Map<string, Buffer>();
   const requests: HubRequest[] = [];
-  const failures: Array<{ method: string; path: RegExp; status: number; headers: Record<string, string> }> = [];
+  const failures: Array<{ method: string; path: RegExp; status: number; headers: Record<string, string>; body?: unknown }> = [];
   const commitHooks: Array<() => void> = [];
   const started = Date.now();
   let baseUrl = '';
@@ -108,7 +112,12 @@ export async function startFakeHub(opts: { token?: string } = {}): Promise<FakeH
     const fail = failures.findIndex((f) => f.method === method && f.path.test(path));
     if (fail >= 0) {
       const [f] = failures.splice(fail, 1);
-      return send(f!.status, { error: f!.status === 429 ? 'You have been rate-limited' : 'injected failure' }, f!.headers);
+      if (typeof f!.body === 'string') {
+        record(f!.status);
+        res.writeHead(f!.status, { 'content-type': 'text/plain', ...f!.headers });
+        return void res.end(f!.body);
+      }
+      return send(f!.status, f!.body ?? { error: f!.status === 429 ? 'You have been rate-limited' : 'injected failure' }, f!.headers);
     }
 
     if (method === 'POST' && path === '/api/repos/create') {
@@ -261,12 +270,56 @@ export async function startFakeHub(opts: { token?: string } = {}): Promise<FakeH
       for (const [p, c] of Object.entries(files)) merged.set(p, { content: Buffer.from(c), lfs: false });
       return makeCommit(repo, title, merged);
     },
-    failNext: (method, path, status, headers = {}) => void failures.push({ method, path, status, headers }),
+    failNext: (method, path, status, headers = {}, body) => void failures.push({ method, path, status, headers, body }),
     onNextCommit: (fn) => void commitHooks.push(fn),
     close: () =>
       new Promise<void>((resolve, reject) => {
         server.closeAllConnections();
         server.close((err) => (err ? reject(err) : resolve()));
+      }),
+  };
+}
+
+/** A port on 127.0.0.1 nothing listens on (bound, then released): a hub that cannot be reached. */
+export async function closedPort(): Promise<number> {
+  const server = createTcpServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+/** A TCP listener on 127.0.0.1 that answers nothing and counts the connections made to it: where HF_ENDPOINT points when nothing may reach the hub. */
+export interface ConnectionRecorder {
+  readonly url: string;
+  /** Connections accepted so far. */
+  readonly connections: number;
+  /** The first bytes each connection sent (a request line, its headers). */
+  readonly received: string[];
+  close(): Promise<void>;
+}
+
+export async function startConnectionRecorder(): Promise<ConnectionRecorder> {
+  const received: string[] = [];
+  const sockets = new Set<Socket>();
+  const server = createTcpServer((socket) => {
+    sockets.add(socket);
+    const i = received.push('') - 1;
+    socket.on('data', (b: Buffer) => void (received[i] += b.toString('latin1')));
+    socket.on('close', () => sockets.delete(socket));
+    socket.on('error', () => undefined);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    get connections() {
+      return received.length;
+    },
+    received,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
       }),
   };
 }

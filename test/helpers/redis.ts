@@ -7,7 +7,16 @@ import { join } from 'node:path';
 export interface TestRedis {
   url: string;
   port: number;
+  /** SIGKILL the server (no shutdown save) and wait for it to exit. */
+  kill(): Promise<void>;
+  /** Start it again on the same port and folder (with persistence it reloads its append-only file). */
+  restart(): Promise<void>;
   stop(): Promise<void>;
+}
+
+export interface StartRedisOptions {
+  /** `--appendonly yes`: every write is in the folder's append-only file, so a restart keeps the jobs. */
+  appendonly?: boolean;
 }
 
 async function freePort(): Promise<number> {
@@ -19,28 +28,43 @@ async function freePort(): Promise<number> {
 }
 
 /**
- * A private redis-server on 127.0.0.1 (no persistence, its own temp dir), stopped by `stop()`. Missing
- * redis-server fails the test with the remedy: the queue tests never skip.
+ * A private redis-server on 127.0.0.1 (its own temp dir; no persistence unless asked), stopped by `stop()`.
+ * Missing redis-server fails the test with the remedy: the queue tests never skip.
  */
-export async function startRedis(): Promise<TestRedis> {
+export async function startRedis(opts: StartRedisOptions = {}): Promise<TestRedis> {
   if (spawnSync('redis-server', ['--version']).error) {
     throw new Error('redis-server is not installed: run `bash scripts/setup.sh` (or `apt-get install -y redis-server`)');
   }
   const dir = await mkdtemp(join(tmpdir(), 'foresight-redis-'));
-  for (let tries = 0; ; tries++) {
-    const port = await freePort();
-    const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no', '--daemonize', 'no', '--loglevel', 'warning'], {
+  const serve = (port: number): ChildProcess =>
+    spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', opts.appendonly ? 'yes' : 'no', '--daemonize', 'no', '--loglevel', 'warning'], {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    const ready = await waitReady(child, port);
-    if (ready) {
+  for (let tries = 0; ; tries++) {
+    const port = await freePort();
+    let child = serve(port);
+    if (await waitReady(child, port)) {
+      const kill = async (): Promise<void> => {
+        if (child.exitCode !== null || child.signalCode !== null) return;
+        const exited = new Promise((resolve) => child.once('exit', resolve));
+        child.kill('SIGKILL');
+        await exited;
+      };
       return {
         url: `redis://127.0.0.1:${port}`,
         port,
+        kill,
+        restart: async () => {
+          await kill();
+          child = serve(port);
+          if (!(await waitReady(child, port))) throw new Error(`redis-server did not start again on 127.0.0.1:${port}`);
+        },
         stop: async () => {
-          const exited = new Promise((resolve) => child.once('exit', resolve));
-          if (child.exitCode === null) child.kill('SIGTERM');
-          await exited;
+          if (child.exitCode === null && child.signalCode === null) {
+            const exited = new Promise((resolve) => child.once('exit', resolve));
+            child.kill('SIGTERM');
+            await exited;
+          }
           await rm(dir, { recursive: true, force: true });
         },
       };

@@ -39,6 +39,8 @@ function recordingLogger(): Logger & { lines: string[] } {
     warn: (m) => void lines.push(`warn: ${m}`),
     error: log,
     progress: () => {},
+    note: () => {},
+    setup: () => () => {},
     child: () => logger,
     toFile: () => {},
   };

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { codeClosure } from '../../core/foundation/code-closure.ts';
 import { STAGES } from '../../core/foundation/stage.ts';
 import { PROJECT_ROOT } from '../../core/foundation/version.ts';
+import { buildCli } from '../../pipeline/commands/cli.ts';
 import { STAGE_DEFS } from '../../pipeline/registry.ts';
 
 interface Result {
@@ -49,7 +50,7 @@ describe('foresight CLI: bad input gets a clear error', () => {
     expectCleanError(await foresight(['run', '--repo', 'demo/minilib', '--data', join(root, 'd1'), '--from', 'judge', '--only', 'emit']), /--from .* cannot be used with .*--only/);
   });
 
-  it('an unknown stage names the stages; a usage error exits 2 with a hint to --help', async () => {
+  it('trial: every failure exited 1 → a usage error (here an unknown stage) exits 2 with a hint to --help, and names the stages', async () => {
     const r = await foresight(['run', '--repo', 'demo/minilib', '--from', 'validat']);
     expectCleanError(r, /'validat' is invalid\. Allowed choices are discover, szz, extract, validate, judge, emit/);
     expect(r.code).toBe(2);
@@ -81,13 +82,22 @@ describe('foresight CLI: bad input gets a clear error', () => {
     expect(existsSync(join(root, 'd2'))).toBe(false);
   });
 
+  it('trial: under --log-format json the error that ends the command was plain text → it is one JSON line too', async () => {
+    const r = await foresight(['run', '--repo', 'acme/widgets', '--offline', '--data', join(root, 'json-error'), '--log-format', 'json']);
+    expect(r.code).toBe(1);
+    const lines = r.stderr.trim().split('\n');
+    const last = JSON.parse(lines.at(-1)!) as { level: string; msg: string };
+    expect(last).toMatchObject({ level: 'error', msg: expect.stringMatching(/no clone of acme\/widgets .* pass --clone/) });
+    for (const l of lines) expect(() => JSON.parse(l), l).not.toThrow();
+  });
+
   it('--data naming a file is refused', async () => {
     const file = join(root, 'a-file');
     await writeFile(file, 'x');
     expectCleanError(await foresight(['run', '--repo', 'acme/widgets', '--data', file]), /--data .*a-file is a file, not a folder/);
   });
 
-  it('a --data folder that cannot be written is refused in one line before any stage runs', async () => {
+  it('trial: an unwritable --data gave `ENOENT: … mkdir` → it is refused in one line naming it, before any stage runs', async () => {
     const file = join(root, 'plain-file');
     await writeFile(file, 'x');
     const data = join(file, 'data');
@@ -142,6 +152,31 @@ describe('foresight --help and stages', () => {
 
   it('a command refuses a setting flag that does not apply to it', async () => {
     expectCleanError(await foresight(['summary', '--repo', 'acme/widgets', '--jobs', '2']), /unknown option '--jobs'/);
+  });
+
+  it('trial: `demo --repo foo/bar` was accepted silently → the demo takes no --repo or --clone, and its help lists neither', async () => {
+    const data = join(tmpdir(), `foresight-demo-flags-${process.pid}`);
+    for (const flag of [['--repo', 'foo/bar'], ['--clone', '/tmp']]) {
+      const r = await foresight(['demo', ...flag, '--data', data]);
+      expectCleanError(r, new RegExp(`unknown option '${flag[0]}'`));
+      expect(r.code).toBe(2);
+    }
+    expect(existsSync(data)).toBe(false);
+    const help = await foresight(['demo', '--help']);
+    expect(help.stdout).toContain('demo/minilib');
+    expect(help.stdout).not.toMatch(/--repo|--clone|--offline|--registry/);
+  });
+
+  it('trial: commands listed options that do not apply to them → each command shows only its own', () => {
+    const cli = buildCli();
+    const options = (cmd: string): string[] => cli.commands.find((c) => c.name() === cmd)!.options.map((o) => o.long!);
+    expect(options('summary')).toEqual(['--repo', '--data']);
+    expect(options('worker')).not.toContain('--repo');
+    for (const cmd of ['summary', 'recheck', 'push-images', 'eval', 'publish', 'stages', 'report']) {
+      expect(options(cmd), cmd).not.toContain('--queue');
+      expect(options(cmd), cmd).not.toContain('--since');
+      if (cmd !== 'recheck') expect(options(cmd), cmd).not.toContain('--runs');
+    }
   });
 
   it('FORESIGHT_DEBUG prints the stack, read through the configuration even when another setting is bad', async () => {

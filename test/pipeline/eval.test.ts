@@ -88,7 +88,7 @@ describe('predictions and rows', () => {
     await expect(readPredictions(file)).rejects.toThrow(/holds no prediction/);
   });
 
-  it('a missing predictions file is named as missing, with the flag to fix', async () => {
+  it('trial: a missing predictions file was answered with the remedy for a bad JSON line → it is named as missing, with the flag to fix', async () => {
     const file = path.join(scratch, 'nope.jsonl');
     const err = await readPredictions(file).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ForesightError);
@@ -97,7 +97,7 @@ describe('predictions and rows', () => {
     expect((err as ForesightError).oneLine()).not.toMatch(/\n/);
   });
 
-  it('one JSON list (pretty-printed) gives the same predictions as the JSONL form', async () => {
+  it('trial: predictions as one JSON list (SWE-bench\'s other form) were refused → the list gives the same predictions as the JSONL form', async () => {
     const preds = [
       { instance_id: 'a__1-2', model_name_or_path: 'm', model_patch: 'diff --git a/x b/x\n' },
       { instance_id: 'b__1-2', model_name_or_path: 'm', model_patch: null },

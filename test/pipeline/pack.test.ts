@@ -4,9 +4,10 @@
  * and no repository in sight. Slow (a tsc build and an npm install): about a minute and a half.
  */
 import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STAGES } from '../../core/foundation/stage.ts';
 import { PROJECT_ROOT } from '../../core/foundation/version.ts';
@@ -89,7 +90,7 @@ describe('npm pack: the installed CLI runs from another folder, offline', () => 
     await rm(tmp, { recursive: true, force: true });
   });
 
-  it('ships compiled JS, the runtime files beside it and the LICENSE, and no TypeScript', () => {
+  it('trial: no LICENSE, tsx needed at run time → the package ships compiled JS, its runtime files and the LICENSE, and no TypeScript', () => {
     expect(tarFiles).toContain('package/dist/pipeline/bin.js');
     expect(tarFiles).toContain('package/dist/core/env/runners/pytest/run_state.sh');
     expect(tarFiles).toContain('package/dist/core/env/runners/checkout.sh');
@@ -98,6 +99,8 @@ describe('npm pack: the installed CLI runs from another folder, offline', () => 
     expect(tarFiles).toContain('package/dist/judges/solvability/prompt.md');
     expect(tarFiles.filter((f) => f.endsWith('.ts'))).toEqual([]);
     expect(tarFiles).toContain('package/LICENSE');
+    // A development tool: not installed with the package.
+    expect(existsSync(join(dirname(bin), '..', 'tsx'))).toBe(false);
     expect(tarFiles.filter((f) => !f.startsWith('package/dist/') && !['package/package.json', 'package/README.md', 'package/LICENSE'].includes(f))).toEqual([]);
   });
 

@@ -5,7 +5,9 @@
  */
 import { REPO_ID_PLACEHOLDER, setCardRepoId } from '../../stages/emit/index.ts';
 import { execFile } from 'node:child_process';
-import { cp, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { copyFile, cp, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { downloadFile } from '@huggingface/hub';
@@ -15,7 +17,8 @@ import { isDockerReachable } from '../../core/env/index.ts';
 import { createLogger } from '../../core/foundation/log.ts';
 import { hubFetch, parseRetryAfter } from '../../pipeline/publish/index.ts';
 import { minedDemoCopy } from '../helpers/demo.ts';
-import { startFakeHub, type FakeHub } from '../helpers/fake-hub.ts';
+import { closedPort, startConnectionRecorder, startFakeHub, type FakeHub } from '../helpers/fake-hub.ts';
+import { gitRepo } from '../helpers/git-repo.ts';
 import { pythonWithDatasets, runPython } from '../helpers/python.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
@@ -30,11 +33,11 @@ interface Cli {
 /** Every output of the CLI in this file: HF_TOKEN must appear in none. */
 const outputs: string[] = [];
 
-function cli(args: string[], env: Record<string, string | undefined>): Promise<Cli> {
+function cli(args: string[], env: Record<string, string | undefined>, file = join(ROOT, 'node_modules/.bin/tsx'), pre = [join(ROOT, 'pipeline/bin.ts')]): Promise<Cli> {
   return new Promise((done) => {
     const full: NodeJS.ProcessEnv = { ...process.env, ...env };
     for (const [k, v] of Object.entries(env)) if (v === undefined) delete full[k];
-    execFile(join(ROOT, 'node_modules/.bin/tsx'), [join(ROOT, 'pipeline/bin.ts'), ...args], { cwd: ROOT, env: full, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
+    execFile(file, [...pre, ...args], { cwd: ROOT, env: full, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
       outputs.push(stdout, stderr);
       done({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr });
     });
@@ -184,9 +187,9 @@ describe.skipIf(!dockerUp)('foresight publish: the demo dataset to a local hub, 
     expect(hub.repo('test/demo')!.commits).toHaveLength(commits);
   }, 180_000);
 
-  it('--dry-run prints each operation with its size and storage, and changes nothing on the hub', async () => {
+  it('--dry-run --remote hub prints each operation with its size and storage, and changes nothing on the hub', async () => {
     const from = hub.requests.length;
-    const fresh = await publish(['--repo-id', 'test/not-yet', '--dataset', hf, '--dry-run', '--private'], { HF_TOKEN: undefined });
+    const fresh = await publish(['--repo-id', 'test/not-yet', '--dataset', hf, '--dry-run', '--remote', 'hub', '--private'], { HF_TOKEN: undefined });
     expect(fresh.code).toBe(0);
     expect(fresh.stdout).toContain('create the dataset repository test/not-yet (private)');
     for (const path of expected) {
@@ -196,7 +199,7 @@ describe.skipIf(!dockerUp)('foresight publish: the demo dataset to a local hub, 
     expect(fresh.stdout).toContain('dry run: nothing was changed on the hub');
     // Someone else changed the repository: the dry run shows the delete and the parent it would commit on.
     const theirs = hub.commitDirect('test/demo', 'someone else adds a plot', { 'plots/extra.svg': '<svg xmlns="http://www.w3.org/2000/svg"/>' });
-    const existing = await publish(['--repo-id', 'test/demo', '--dataset', hf, '--dry-run']);
+    const existing = await publish(['--repo-id', 'test/demo', '--dataset', hf, '--dry-run', '--remote', 'hub']);
     expect(existing.code).toBe(0);
     expect(existing.stdout).toContain(`one commit on main, parent ${theirs.oid}`);
     expect(existing.stdout).toMatch(/delete plots\/extra\.svg/);
@@ -240,10 +243,88 @@ describe.skipIf(!dockerUp)('foresight publish: the demo dataset to a local hub, 
 
   it('a hub that keeps answering 429 fails in one line naming the wait', async () => {
     for (let i = 0; i < 5; i++) hub.failNext('GET', /^\/api\/datasets\/test\/demo\/revision\/main$/, 429, { 'Retry-After': '0' });
-    const res = await publish(['--repo-id', 'test/demo', '--dataset', hf, '--dry-run', '-q']);
+    const res = await publish(['--repo-id', 'test/demo', '--dataset', hf, '--dry-run', '--remote', 'hub', '-q']);
     expect(res.code).toBe(1);
     expect(res.stderr.trim()).toBe('foresight: the hub kept rate-limiting foresight (429) while reading the dataset test/demo — wait a few minutes and rerun the same command');
   }, 180_000);
+
+  it('trial: after make demo, publish --dry-run needed the network and sent HF_TOKEN to HF_ENDPOINT → it plans offline against an empty repository and says the hub was not asked', async () => {
+    const endpoint = `http://127.0.0.1:${await closedPort()}`;
+    const res = await publish(['--repo-id', 'test/offline', '--dataset', hf, '--dry-run'], { HF_ENDPOINT: endpoint });
+    expect(res.stderr).not.toContain('foresight:');
+    expect(res.code).toBe(0);
+    expect(res.stdout).toContain(`publish to ${endpoint}/datasets/test/offline (revision main)`);
+    expect(res.stdout).toContain('the hub was not asked (a dry run reads no network): planned against an empty repository');
+    expect(res.stdout).toContain('create the dataset repository test/offline (public): assumed missing');
+    for (const path of expected) expect(res.stdout).toMatch(new RegExp(`upload ${path.replace(/[.]/g, '\\.')}\\s+\\d+ bytes\\s+${path.endsWith('.parquet') ? 'LFS' : 'regular'}`));
+    expect(res.stdout.trim().split('\n').at(-1)).toBe('dry run: the hub was not asked; nothing was sent to it');
+  }, 180_000);
+
+  it('trial: publish --dry-run needed the network → with --remote <dir> it plans against a local clone of the hub repository, and opens no connection with HF_TOKEN set', async () => {
+    const recorder = await startConnectionRecorder();
+    const copy = await gitRepo();
+    try {
+      // A clone without its LFS files: the test split is a pointer, the verified split real bytes, and a plot the dataset no longer has.
+      const testShard = expected.find((p) => p.startsWith('data/'))!;
+      const verifiedShard = expected.find((p) => p.startsWith('verified/'))!;
+      const shard = await readFile(join(hf, testShard));
+      await mkdir(join(copy.dir, 'verified'), { recursive: true });
+      await copyFile(join(hf, verifiedShard), join(copy.dir, verifiedShard));
+      const head = await copy.commit({
+        files: {
+          'README.md': setCardRepoId(await readFile(join(hf, 'README.md'), 'utf8'), 'test/copy'),
+          [testShard]: `version https://git-lfs.github.com/spec/v1\noid sha256:${createHash('sha256').update(shard).digest('hex')}\nsize ${shard.length}\n`,
+          'plots/extra.svg': '<svg xmlns="http://www.w3.org/2000/svg"/>',
+        },
+        message: 'the hub repository as cloned',
+        date: '2025-01-01T00:00:00Z',
+      });
+      const env = { HF_ENDPOINT: recorder.url };
+      const res = await publish(['--repo-id', 'test/copy', '--dataset', hf, '--dry-run', '--remote', copy.dir, '--private'], env);
+      expect(res.stderr).not.toContain('foresight:');
+      expect(res.code).toBe(0);
+      expect(res.stdout).toContain(`the hub was not asked: planned against the local copy ${copy.dir} at commit ${head}`);
+      expect(res.stdout).toContain('the dataset repository test/copy exists: --private applies only when creating it');
+      expect(res.stdout).toContain(`one commit on main, parent ${head}`);
+      for (const path of ['README.md', testShard, verifiedShard]) expect(res.stdout).toMatch(new RegExp(`keep   ${path.replace(/[.]/g, '\\.')}\\s+\\d+ bytes.*\\(unchanged\\)`));
+      for (const path of expected.filter((p) => p.startsWith('plots/'))) expect(res.stdout).toMatch(new RegExp(`upload ${path.replace(/[.]/g, '\\.')}\\s`));
+      expect(res.stdout).toMatch(/delete plots\/extra\.svg\s+\(no longer in the dataset\)/);
+      expect(res.stdout.trim().split('\n').at(-1)).toBe('dry run: the hub was not asked; nothing was sent to it');
+
+      // --remote is for dry runs only: a publish reads the hub.
+      const real = await publish(['--repo-id', 'test/copy', '--dataset', hf, '--remote', copy.dir, '-q'], env);
+      expect(real.code).toBe(1);
+      expect(real.stderr).toBe('foresight: --remote goes with --dry-run: a publish always reads the repository from the hub — add --dry-run, or drop --remote\n');
+      expect(recorder.received).toEqual([]);
+    } finally {
+      await copy.remove();
+      await recorder.close();
+    }
+  }, 180_000);
+
+  it('trial: a publish error printed [object Object] → through the CLI, a 403 with a JSON error object and an unreachable hub are each one line with a remedy', async () => {
+    hub.failNext('GET', /^\/api\/datasets\/test\/demo\/revision\/main$/, 403, {}, { error: { code: 'forbidden', message: 'egress blocked by policy' } });
+    const json = await publish(['--repo-id', 'test/demo', '--dataset', hf, '--dry-run', '--remote', 'hub', '-q']);
+    expect(json.code).toBe(1);
+    expect(json.stderr).toMatch(/^foresight: the hub at http:\/\/127\.0\.0\.1:\d+ refused HF_TOKEN access to the dataset test\/demo \(403\) while reading the dataset test\/demo: egress blocked by policy — use a token with write access [^\n]*\n$/);
+
+    const endpoint = `http://127.0.0.1:${await closedPort()}`;
+    const down = await publish(['--repo-id', 'test/demo', '--dataset', hf, '-q'], { HF_ENDPOINT: endpoint });
+    expect(down.code).toBe(1);
+    expect(down.stderr).toBe(`foresight: cannot reach the hub at ${endpoint} (ECONNREFUSED) while reading the dataset test/demo — check HF_ENDPOINT and the network, then rerun; foresight publish --dry-run (without --remote hub) works without the hub\n`);
+  }, 180_000);
+
+  it('trial: after make demo, publish stopped as no Python imported datasets until scripts/setup-python.sh was run by hand → make publish installs it, then publishes', async () => {
+    // A venv that does not exist yet; `setup` (the machine: Docker, npm ci, base image) is taken as done.
+    const venv = join(scratch, 'make-venv');
+    const endpoint = `http://127.0.0.1:${await closedPort()}`;
+    const res = await cli(['--no-print-directory', '-o', 'setup', 'publish', 'REPO_ID=test/make', `DATASET=${hf}`, 'DRY_RUN=1'], env({ FORESIGHT_PY_VENV: venv, HF_ENDPOINT: endpoint }), 'make', []);
+    expect(res.code).toBe(0);
+    expect(res.stderr).toContain(`setup-python: creating venv at ${venv}`);
+    expect(existsSync(join(venv, 'bin', 'python'))).toBe(true);
+    expect(res.stdout).toContain('create the dataset repository test/make (public): assumed missing');
+    expect(res.stdout.trim().split('\n').at(-1)).toBe('dry run: the hub was not asked; nothing was sent to it');
+  }, 600_000);
 
   describe('the gate refuses before any request to the hub', () => {
     let from = 0;

@@ -1,61 +1,14 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectDocker, removeStaleContainers } from '../../core/env/index.ts';
 import { QUEUE_NAME } from '../../core/queue/index.ts';
-import { PROJECT_ROOT } from '../../core/foundation/version.ts';
 import { minedDemoCopy } from '../helpers/demo.ts';
 import { startRedis, type TestRedis } from '../helpers/redis.ts';
+import { foresight, jobs, until, validateItems, type Proc } from '../helpers/redis-foresight.ts';
 
 const REPO = 'demo/minilib';
-const SECRETS = ['GITHUB_TOKEN', 'GH_TOKEN', 'FORESIGHT_LLM_API_KEY', 'OPENAI_API_KEY', 'HF_TOKEN'];
-
-interface Proc {
-  child: ChildProcess;
-  stderr: () => string;
-  exit: Promise<number | null>;
-}
-
-/** `foresight <args>` as its own process (node itself, so a SIGKILL kills the worker, not a wrapper). */
-function foresight(args: string[], env: Record<string, string> = {}): Proc {
-  const base: NodeJS.ProcessEnv = { ...process.env, FORESIGHT_LLM_BASE_URL: '', FORESIGHT_QUEUE: '', FORESIGHT_ENV_KEEP: '500' };
-  for (const k of SECRETS) delete base[k];
-  const child = spawn(process.execPath, ['--import', 'tsx', join(PROJECT_ROOT, 'pipeline/bin.ts'), ...args], { cwd: PROJECT_ROOT, env: { ...base, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
-  let stderr = '';
-  child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-  const exit = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
-  return { child, stderr: () => stderr, exit };
-}
-
-async function until(what: string, ok: () => boolean, ms: number): Promise<void> {
-  for (const end = Date.now() + ms; !ok(); await sleep(100)) if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-}
-
-/** A validate item without what is measured (times, costs) or random (the demo's deliberately flaky test's per-state outcomes). */
-function comparable(line: string): unknown {
-  const item = JSON.parse(line) as { flaky_tests: string[] };
-  const flaky = new Set(item.flaky_tests);
-  const strip = (v: unknown): unknown => {
-    if (Array.isArray(v)) return v.map(strip);
-    if (v === null || typeof v !== 'object') return v;
-    const kept = Object.entries(v).filter(([k]) => !['cost', 'durationMs', 'seconds'].includes(k) && !flaky.has(k)).map(([k, x]) => [k, strip(x)] as const);
-    // A state's failure kinds that named only flaky tests: the same as none.
-    return Object.fromEntries(kept.filter(([k, x]) => k !== 'failureKinds' || Object.keys(x as object).length > 0));
-  };
-  return strip(item);
-}
-
-async function validateItems(dataRoot: string): Promise<unknown[]> {
-  return (await readFile(join(dataRoot, 'demo__minilib/validate/items.jsonl'), 'utf8')).trim().split('\n').map(comparable);
-}
-
-/** `<id>` of each `validate.chain <id>: <event>` line a worker printed. */
-function jobs(stderr: string, event: 'started' | 'done'): string[] {
-  return [...stderr.matchAll(new RegExp(`validate\\.chain ([0-9a-f]{64}): ${event}`, 'g'))].map((m) => m[1]!);
-}
-
 describe('validate through a Redis queue: a coordinator and two `foresight worker`s', () => {
   let redis: TestRedis;
   let reference: string;
@@ -100,6 +53,8 @@ describe('validate through a Redis queue: a coordinator and two `foresight worke
     expect(new Set(done).size).toBe(4);
     expect(run.stderr()).toMatch(/validating 4 chain\(s\) on the workers of redis:/);
     expect(run.stderr()).toMatch(/validating chains 5\/5/);
+    // What each chain was doing on its worker showed on the coordinator's terminal, as a local run shows it.
+    expect(run.stderr()).toMatch(/\[validate\] minilib__\d+-\d+: S\d run \d\/\d/);
     expect(run.stderr()).toMatch(/5 items \(5 computed, 0 reused from checkpoint\)/);
     const local = await validateItems(reference);
     expect(await validateItems(coordinated)).toEqual(local);
@@ -110,7 +65,7 @@ describe('validate through a Redis queue: a coordinator and two `foresight worke
 
     // No worker left: a rerun without its checkpoint gets every result back from Redis, nothing enqueued again.
     b.child.kill('SIGTERM');
-    expect(await b.exit).toBe(0);
+    expect(await b.exit).toBe(143);
     const again = foresight(args);
     procs.push(again);
     // A hang here means new job ids: the code changed between the runs (its fingerprint is in the key).

@@ -142,3 +142,17 @@ describe('plan', () => {
     for (const s of STAGES) expect((err as ForesightError).remedy).toContain(s);
   });
 });
+
+describe('stage cache keys', () => {
+  it('trial: `make demo` after a run with --jobs 2 redid validate for minutes → how many items run at once is in no stage key', async () => {
+    const { loadConfig } = await import('../../core/foundation/config.ts');
+    const { fingerprint } = await import('../../core/foundation/fingerprint.ts');
+    const one = loadConfig({}, {});
+    const many = loadConfig({ FORESIGHT_SZZ_CONCURRENCY: '7', FORESIGHT_LLM_CONCURRENCY: '9' }, { jobs: '3' });
+    expect([many.validate.jobs, many.szz.concurrency, many.judge.concurrency]).toEqual([3, 7, 9]);
+    for (const def of STAGE_DEFS.values()) expect(fingerprint(def.config(many)), def.name).toBe(fingerprint(def.config(one)));
+    // What changes a result still changes the key.
+    const validate = STAGE_DEFS.get('validate')!;
+    expect(fingerprint(validate.config(loadConfig({}, { runs: '5' })))).not.toBe(fingerprint(validate.config(one)));
+  });
+});

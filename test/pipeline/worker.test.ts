@@ -48,8 +48,8 @@ describe('foresight worker', () => {
       await queue.close();
     }
     w.child.kill('SIGTERM');
-    expect(await w.exit).toBe(0);
-    expect(w.stderr()).toContain('stopping after the running jobs');
+    expect(await w.exit).toBe(143);
+    expect(w.stderr()).toContain('stopping: the running jobs stop');
     // Its own log, in its own data folder: the job's start and end.
     const logs = await readdir(join(root, 'w', 'worker'));
     expect(logs).toHaveLength(1);

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type Docker from 'dockerode';
 import { ForesightError } from '../../foundation/errors.ts';
-import { absoluteGitDir } from '../../foundation/git.ts';
+import { absoluteGitDir, pathBytes } from '../../foundation/git.ts';
 import type { Runner } from '../runners/types.ts';
 import { forceRemove, ownerLabels, removeOnAbort } from './cleanup.ts';
 import { lockedDown } from './limits.ts';
@@ -105,13 +105,24 @@ function checkRequest(req: StateRequest): void {
     throw new ForesightError(`a selection of ${req.select?.length ?? 0} tests is too long for one run`, { remedy: 'run the whole test files instead' });
   }
   for (const f of [...req.testFiles, ...(req.overlayFiles ?? []), ...(req.select ?? []).map((s) => s.file)]) {
+    // Stored names (pathText): judged on the bytes they name, which checkout.sh turns them back into.
+    const b = namedBytes(f);
     const bad =
-      f === '' || path.posix.isAbsolute(f) || f.split('/').includes('..') || /[\0\n\r]/.test(f) || f.startsWith('-');
+      b === null || b === '' || path.posix.isAbsolute(b) || b.split('/').includes('..') || /[\0\n\r]/.test(b) || b.startsWith('-');
     if (bad) {
       throw new ForesightError(`invalid test file path ${JSON.stringify(f)}`, {
         remedy: 'pass repo-relative paths inside the repository',
       });
     }
+  }
+}
+
+/** The bytes a stored file name names, one character each (Latin-1); null for a malformed quoted name. */
+function namedBytes(f: string): string | null {
+  try {
+    return pathBytes(f).toString('latin1');
+  } catch {
+    return null;
   }
 }
 

@@ -1,10 +1,13 @@
 /**
  * Containers must not outlive the work they serve. Each container is tied to the run's AbortSignal
  * (`removeOnAbort`): when the process's one signal owner (pipeline/signals.ts) aborts the run, every live
- * container is force-removed, and no new one is created after that. A process killed outright (kill -9)
- * leaves labelled containers that `removeStaleContainers` sweeps up at the next run.
+ * container is force-removed, and no new one is created after that. Before such a process exits,
+ * `removeOwnContainers` removes whatever it still owns (a container whose creation was in flight at the
+ * signal included). A process killed outright (kill -9) leaves labelled containers that
+ * `removeStaleContainers` sweeps up at the next run.
  */
 import { hostname } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type Docker from 'dockerode';
 import { pidAlive } from '../../foundation/pid.ts';
 import { withRetry } from '../../http/retry.ts';
@@ -106,4 +109,46 @@ export async function ownNetworkNames(docker: Docker): Promise<string[]> {
 export async function ownContainerIds(docker: Docker): Promise<string[]> {
   const containers = await docker.listContainers({ all: true, filters: { label: [`${RUN_LABEL}=1`, `${PID_LABEL}=${process.pid}`] } });
   return containers.filter((c) => c.Labels[HOST_LABEL] === hostname()).map((c) => c.Id);
+}
+
+/** The containers the final sweep removed itself, and those still there at its deadline. */
+export interface OwnSweep {
+  removed: string[];
+  left: string[];
+}
+
+/**
+ * Remove every container and network this process owns (its pid and host labels), listing again until none
+ * has been seen for `settleMs`: a container whose creation was in flight when the sweep began is removed
+ * too. Stops at `deadlineMs` (a slow daemon) or when Docker does not answer (no daemon, no containers).
+ */
+export async function removeOwnContainers(docker: Docker, opts: { deadlineMs: number; settleMs?: number }): Promise<OwnSweep> {
+  const end = Date.now() + opts.deadlineMs;
+  const settleMs = opts.settleMs ?? 500;
+  const removed = new Set<string>();
+  let left: string[] = [];
+  let clearSince: number | null = null;
+  // Each call races the deadline: a daemon that hangs must not hold the exit.
+  const bounded = <T>(p: Promise<T>): Promise<T> =>
+    Promise.race([p, sleep(Math.max(0, end - Date.now()), undefined, { ref: false }).then(() => Promise.reject(new Error('deadline')))]);
+  while (Date.now() < end) {
+    try {
+      left = await bounded(ownContainerIds(docker));
+    } catch {
+      return { removed: [...removed], left };
+    }
+    if (left.length) {
+      clearSince = null;
+      // Counted when this sweep removed it (not one already being removed); one that resists is listed again next round.
+      const remove = (id: string): Promise<void> => docker.getContainer(id).remove({ force: true, v: true }).then(() => void removed.add(id), () => undefined);
+      await bounded(Promise.all(left.map(remove))).catch(() => undefined);
+    } else {
+      const nets = await bounded(ownNetworkNames(docker)).catch(() => []);
+      await bounded(Promise.all(nets.map((n) => removeNetwork(docker, n).catch(() => undefined)))).catch(() => undefined);
+      clearSince ??= Date.now();
+      if (Date.now() - clearSince >= settleMs) return { removed: [...removed], left: [] };
+    }
+    await sleep(Math.min(100, Math.max(0, end - Date.now())));
+  }
+  return { removed: [...removed], left };
 }

@@ -4,6 +4,7 @@
  * the test directories a graded file's new neighbours are removed from.
  */
 import { readFileSync } from 'node:fs';
+import { pathBytes, pathText } from '../../foundation/git.ts';
 import { EVAL_REPO_PATH, EVAL_UID } from '../image/eval-image.ts';
 
 /** The grading container's scratch folder (tmpfs): the patch, the gold patch, the gold index. */
@@ -14,6 +15,8 @@ export const WORKTREE = '/tmp/testbed';
 export const GIT_STEP_MS = 300_000;
 export const USER = `${EVAL_UID}:${EVAL_UID}`;
 export const HARNESS_PY = readFileSync(new URL('../runners/harness.py', import.meta.url), 'utf8');
+/** The shell function that turns a stored file name back into its bytes (path_bytes, sets $path). */
+const PATH_BYTES_SH = readFileSync(new URL('../runners/path-bytes.sh', import.meta.url), 'utf8');
 /** Test directory names: a new file below the topmost one holding a graded test file is removed. */
 const TEST_DIR_NAMES = new Set(['tests', 'test', 'testing']);
 
@@ -58,36 +61,39 @@ if [ -s ${SCRATCH}/gold.diff ] && git read-tree HEAD && git apply --cached ${SCR
 [ -n "$tree" ] || tree=HEAD
 echo "gold-tree: $tree"`;
 
-/** Unguarded only: resets the given files to HEAD (the base commit) when the patch touched them; removes those HEAD lacks. */
+/** Unguarded only: resets the given files (stored names) to HEAD (the base commit) when the patch touched them; removes those HEAD lacks. */
 export const RESET_SCRIPT = String.raw`cd ${WORKTREE} || exit 1
 export GIT_CONFIG_GLOBAL=/tmp/.gitconfig
-for f do
+${PATH_BYTES_SH}
+for name do
+  path_bytes "$name"
+  f=$path
   if git cat-file -e "HEAD:$f" 2>/dev/null; then
     if [ -n "$(git status --porcelain --untracked-files=all -- ":(literal)$f")" ]; then
-      git checkout -q HEAD -- ":(literal)$f" || { echo "cannot reset $f" >&2; exit 1; }
-      echo "reset $f"
+      git checkout -q HEAD -- ":(literal)$f" || { echo "cannot reset $name" >&2; exit 1; }
+      echo "reset $name"
     fi
   elif [ -e "$f" ] || [ -L "$f" ]; then
-    rm -rf -- "$f" || { echo "cannot remove $f" >&2; exit 1; }
-    echo "removed $f"
+    rm -rf -- "$f" || { echo "cannot remove $name" >&2; exit 1; }
+    echo "removed $name"
   fi
 done`;
 
 /**
  * The directories in which a new file is removed: for each graded test file, the topmost ancestor
- * named tests/test/testing, else its own directory (none for a file at the root).
+ * named tests/test/testing, else its own directory (none for a file at the root). Stored file names
+ * (pathText) in and out: split on the bytes they name, so a folder that is not UTF-8 keeps its place.
  */
 export function testDirsOf(files: readonly string[]): string[] {
   const dirs = new Set<string>();
   for (const f of files) {
-    const parts = f.split('/').slice(0, -1);
+    const parts = pathBytes(f).toString('latin1').split('/').slice(0, -1);
     if (parts.length === 0) continue;
     const at = parts.findIndex((p) => TEST_DIR_NAMES.has(p));
-    dirs.add((at >= 0 ? parts.slice(0, at + 1) : parts).join('/'));
+    dirs.add(pathText(Buffer.from((at >= 0 ? parts.slice(0, at + 1) : parts).join('/'), 'latin1')));
   }
   return [...dirs].sort();
 }
-
 
 /** A patch as git apply wants it: ending in a newline; blank: none. */
 export function patchText(patch: string | undefined): string {

@@ -4,6 +4,8 @@
 # untracked/ignored file, lay over it the given test files and the support files named in
 # $FORESIGHT_OVERLAY_FILES (one per line) that exist at $overlay ("-": none). Leaves the shell in
 # $testbed. Exit codes through die: 90 clone failed, 91 checkout failed, 92 overlay failed.
+# The support files' names are stored names: a name that is not UTF-8 comes C-quoted, as git writes it
+# ("tests/caf\351.txt"), and is turned back into its bytes (path_bytes) before git sees it.
 #
 # In-place mode ($checkout "."; grading in a tier-3 eval image, core/env/container/grade.ts): the work
 # tree at $testbed already holds what is to be tested (the agent's patch and the grading bundle laid
@@ -41,6 +43,9 @@ with open(path, "x") as f:
     f.write(f"__version__ = version = {version!r}\n__version_tuple__ = version_tuple = {parts!r}\n")
 PYEOF
 }
+
+# path_bytes: a stored name back to its bytes (sets $path).
+. "$(dirname "$0")/../path-bytes.sh"
 
 if [ "$checkout" = . ]; then
   [ "$overlay" = - ] || die 64 "in-place mode (checkout .) takes no overlay commit, got $overlay"
@@ -114,7 +119,9 @@ if [ "$overlay" != "-" ]; then
     if [ -n "${FORESIGHT_OVERLAY_FILES:-}" ]; then
       # A here-document, not a pipe: die must leave this shell, not a subshell.
       while IFS= read -r f; do
-        [ -n "$f" ] && diff_of "$f"
+        [ -n "$f" ] || continue
+        path_bytes "$f"
+        diff_of "$path"
       done <<OVERLAY_FILES
 $FORESIGHT_OVERLAY_FILES
 OVERLAY_FILES
@@ -139,8 +146,9 @@ OVERLAY_FILES
     if [ -n "${FORESIGHT_OVERLAY_FILES:-}" ]; then
       printf '%s\n' "$FORESIGHT_OVERLAY_FILES" | while IFS= read -r f; do
         [ -n "$f" ] || continue
-        if [ "$(git cat-file -t "$overlay:$f" 2>/dev/null)" = blob ]; then
-          git --literal-pathspecs checkout -q "$overlay" -- "$f" || exit 1
+        path_bytes "$f"
+        if [ "$(git cat-file -t "$overlay:$path" 2>/dev/null)" = blob ]; then
+          git --literal-pathspecs checkout -q "$overlay" -- "$path" || exit 1
         fi
       done || die 92 "cannot overlay the support files from $overlay"
     fi

@@ -13,6 +13,8 @@ The spec (JSON) is the runner's harness declaration plus the row's facts:
     protect:   paths restored whole (the graded test files and the bundle's)
     plugins:   true: the plug-in modules the gold configuration loads (pytest's -p, pytest_plugins)
                are restored whole too
+Paths in the spec and the output are stored names: a name that is not UTF-8 is git's C-quoted form
+("tests/caf\\351.txt"); inside, names are str with surrogateescape, as git's output is read.
 Prints one JSON object: {"changes": [{"path", "action": reset|removed|sections}]}; exits 1 with a
 message when git fails (the grader treats that as its own failure, never as the agent's).
 """
@@ -30,6 +32,40 @@ try:
     import tomllib
 except ImportError:  # Python < 3.11: the section splice below needs no TOML parser
     tomllib = None
+
+ESCAPES = {"a": 7, "b": 8, "t": 9, "n": 10, "v": 11, "f": 12, "r": 13, '"': 34, "\\": 92}
+QUOTES = {v: "\\" + k for k, v in ESCAPES.items()}
+
+
+def from_stored(name):
+    """A stored name as a path: a C-quoted one back to its bytes (surrogateescape), any other as it is."""
+    if len(name) < 2 or name[0] != '"' or name[-1] != '"':
+        return name
+    s, out, i = name[1:-1], bytearray(), 0
+    while i < len(s):
+        if s[i] != "\\":
+            out += s[i].encode("utf-8")
+            i += 1
+        elif re.match(r"[0-3][0-7]{2}", s[i + 1 : i + 4]):
+            out.append(int(s[i + 1 : i + 4], 8))
+            i += 4
+        else:
+            out.append(ESCAPES[s[i + 1]])
+            i += 2
+    return out.decode("utf-8", "surrogateescape")
+
+
+def to_stored(path):
+    """A path as a stored name: itself when it is UTF-8 (and does not start with a quote), else C-quoted as git writes it."""
+    raw = path.encode("utf-8", "surrogateescape")
+    try:
+        raw.decode("utf-8")
+        if not path.startswith('"'):
+            return path
+    except UnicodeDecodeError:
+        pass
+    return '"' + "".join(QUOTES.get(b) or (chr(b) if 0x20 <= b < 0x7F else "\\%03o" % b) for b in raw) + '"'
+
 
 spec = json.loads(sys.argv[1])
 gold = spec["gold"]
@@ -82,8 +118,8 @@ def matcher(patterns):
 
 is_whole = matcher(spec.get("whole", []))
 is_new_forbidden = matcher(spec.get("newFiles", []))
-test_dirs = [d.rstrip("/") + "/" for d in spec.get("testDirs", []) if d]
-protect = set(spec.get("protect", []))
+test_dirs = [from_stored(d).rstrip("/") + "/" for d in spec.get("testDirs", []) if d]
+protect = set(from_stored(p) for p in spec.get("protect", []))
 section_rules = [(glob_re(s["glob"]), s) for s in spec.get("sections", [])]
 
 
@@ -222,7 +258,7 @@ changes = []
 def record(path, action):
     # Only what the agent's patch did is tampering; bringing in the row's own version is not.
     if path in touched:
-        changes.append({"path": path, "action": action})
+        changes.append({"path": to_stored(path), "action": action})
 
 
 def restore(path):

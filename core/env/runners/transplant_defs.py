@@ -16,6 +16,7 @@ every file was laid over; else 1 with one line on stderr naming the file and why
 """
 import ast
 import os
+import re
 import subprocess
 import sys
 
@@ -24,6 +25,28 @@ DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 class Failed(Exception):
     pass
+
+
+ESCAPES = {"a": 7, "b": 8, "t": 9, "n": 10, "v": 11, "f": 12, "r": 13, '"': 34, "\\": 92}
+
+
+def from_stored(name):
+    """A file name as foresight stores it, as a path: a C-quoted one (a name that is not UTF-8, as git
+    writes it: "tests/caf\\351.txt") back to its bytes (surrogateescape), any other as it is."""
+    if len(name) < 2 or name[0] != '"' or name[-1] != '"':
+        return name
+    s, out, i = name[1:-1], bytearray(), 0
+    while i < len(s):
+        if s[i] != "\\":
+            out += s[i].encode("utf-8")
+            i += 1
+        elif re.match(r"[0-3][0-7]{2}", s[i + 1 : i + 4]):
+            out.append(int(s[i + 1 : i + 4], 8))
+            i += 4
+        else:
+            out.append(ESCAPES[s[i + 1]])
+            i += 2
+    return out.decode("utf-8", "surrogateescape")
 
 
 def git(*args, stdin=None):
@@ -216,7 +239,7 @@ def main(argv):
         print("usage: transplant_defs.py <base> <head> <file>...", file=sys.stderr)
         return 2
     base, head, *files = argv
-    files += [f for f in os.environ.get("FORESIGHT_OVERLAY_FILES", "").splitlines() if f]
+    files += [from_stored(f) for f in os.environ.get("FORESIGHT_OVERLAY_FILES", "").splitlines() if f]
     seen = set()
     for path in files:
         if path in seen:

@@ -17,6 +17,7 @@ export const EXCLUSION_REASONS = {
   pr1_p2p_empty: 'no PR1 test passes both before and after PR1, so there is no PASS_TO_PASS set',
   pr1_no_tests: 'PR1 touched no test file',
   pr2_no_tests: 'PR2 touched no test file',
+  test_path_not_utf8: "a test file the PR's tests run from has a name that is not UTF-8: its test ids cannot be stored as text",
   pr2_not_fail_to_pass: "PR2's tests do not fail at pr2_base and pass at pr2_head",
   pr1_tests_skipped: "PR1's candidate tests are skipped here (they need something this environment lacks, e.g. another database backend)",
   pr2_tests_skipped: "PR2's candidate tests are skipped here (they need something this environment lacks, e.g. another database backend)",

@@ -50,6 +50,108 @@
   const yesNo = (b) => (b === null || b === undefined ? '\u2014' : b ? 'yes' : 'no');
   const chainHref = (id) => '#chain=' + encodeURIComponent(id);
   const muted = (t) => el('span', { class: 'muted' }, t);
+  const pct = (v, signed) => (v === null || v === undefined ? '\u2014' : `${signed && v > 0 ? '+' : ''}${(v * 100).toFixed(1)}%`);
+
+  // ---- eval results (foresight eval's report.json files) ----
+
+  const EVAL_STATUS = { p: 'pass', f: 'fail', e: 'error', s: 'skip', m: 'missing', '.': '\u2014' };
+  const evalModels = data.evals.models;
+  const manySplits = new Set(evalModels.map((m) => m.split)).size > 1;
+  const modelLabel = (m) => (manySplits ? `${m.model} (${m.split})` : m.model);
+
+  /** Why eval_ready is false, in words; null when it is not false. */
+  const notReadyText = (r) => (r.eval_ready === false && r.eval_ready_why ? r.eval_ready_why.text : null);
+
+  function evalReadyCell(r) {
+    const why = notReadyText(r);
+    if (!why) return yesNo(r.eval_ready);
+    return el('span', { class: 'eval-ready-no', title: why }, 'no', el('div', { class: 'muted small eval-ready-why' }, r.eval_ready_why.flags.join(', ') || why));
+  }
+
+  function scoreCell(s) {
+    if (s.kind === 'scored') {
+      return el('span', { title: s.detail || null },
+        `${pct(s.value)} (${s.passed}/${s.total})`,
+        s.reason ? el('span', { class: 'badge warn', title: s.detail || '' }, s.reason) : null);
+    }
+    if (s.kind === 'infra') return el('span', { class: 'badge bad', title: s.detail }, `infra: ${s.reason}`);
+    return muted('\u2014 (empty set)');
+  }
+
+  function evalsOverview() {
+    const head = el('h2', null, 'Eval results');
+    if (!evalModels.length) return el('section', { id: 'evals' }, head, muted(data.evals.note || 'no eval results'));
+    const cols = ['model', 'split', 'X', 'Y', 'gap (X \u2212 Y)', 'graded', 'submitted', 'patch failed', 'infra', 'run'];
+    const errors = evalModels.filter((m) => m.errors.length);
+    const superseded = evalModels.filter((m) => m.superseded.length);
+    return el('section', { id: 'evals' }, head,
+      el('p', { class: 'muted small' }, 'X = share of FAIL_TO_PASS passing, Y = share of ANTICIPATION_FAIL_TO_PASS passing, averaged over the instances graded (a row without a prediction counts as 0, an infrastructure failure is outside the means); the latest run of each model.'),
+      el('table', { id: 'eval-table', class: 'grid evals' },
+        el('thead', null, el('tr', null, cols.map((c, i) => el('th', { class: i >= 2 && i <= 8 ? 'num' : null }, c)))),
+        el('tbody', null, evalModels.map((m) => {
+          const a = m.aggregate;
+          return el('tr', { 'data-model': m.model, 'data-split': m.split },
+            el('td', null, el('code', null, m.model)),
+            el('td', null, m.split),
+            el('td', { class: 'num', 'data-col': 'X' }, pct(a.mean_X)),
+            el('td', { class: 'num', 'data-col': 'Y' }, pct(a.mean_Y)),
+            el('td', { class: 'num', 'data-col': 'gap' }, pct(a.mean_gap, true)),
+            el('td', { class: 'num', 'data-col': 'graded', title: `X over ${a.n_X}, Y over ${a.n_Y}` }, String(a.instances)),
+            el('td', { class: 'num' }, `${a.submitted} of ${a.total}`),
+            el('td', { class: 'num' }, String(a.patch_failed)),
+            el('td', { class: 'num' }, String(a.infra)),
+            el('td', null, el('code', null, `eval/${m.run}`), ' ', muted(m.finished_at.replace('T', ' ').replace(/\.\d+Z$/, 'Z'))));
+        }))),
+      errors.length
+        ? el('div', { class: 'small' }, errors.map((m) => el('div', null, `${modelLabel(m)}: ${m.errors.length} not graded (failure outside the patch; a rerun grades them): `,
+            m.errors.slice(0, 3).map((e) => el('div', { class: 'muted' }, el('code', null, e.instance_id), ' ', e.error)))))
+        : null,
+      superseded.length
+        ? el('div', { class: 'muted small' }, superseded.map((m) => el('div', null, `${modelLabel(m)}: earlier run(s) not shown: ${m.superseded.map((d) => 'eval/' + d).join(', ')}`)))
+        : null);
+  }
+
+  function chainEvalView(r) {
+    if (!evalModels.length) return muted(data.evals.note || 'no eval results');
+    if (!r.evals.length) {
+      const splits = new Set(evalModels.map((m) => m.split));
+      if (r.split !== 'test' && splits.size === 1 && splits.has('test')) return muted('not graded: the eval runs graded the test split, and this chain is only in verified');
+      if (!r.gradeable) return muted('not graded: eval grades only gradeable chains');
+      return muted('no eval run shown graded this chain');
+    }
+    const evs = r.evals.map((e) => ({ e, m: evalModels[e.m] }));
+    const summary = el('table', { id: 'chain-eval', class: 'grid evals' },
+      el('thead', null, el('tr', null, ['model', 'result', 'X', 'Y', 'gap', 'PASS_TO_PASS regressions', 'harness files changed'].map((h) => el('th', null, h)))),
+      el('tbody', null, evs.map(({ e, m }) => el('tr', { 'data-model': m.model },
+        el('td', null, el('code', null, modelLabel(m))),
+        el('td', null, e.kind === 'graded' ? el('span', { class: 'badge ok' }, 'graded') : el('span', { class: 'badge bad', title: e.patch_failed_detail || '' }, 'patch did not apply')),
+        el('td', { 'data-col': 'X' }, scoreCell(e.x)),
+        el('td', { 'data-col': 'Y' }, scoreCell(e.y)),
+        el('td', { class: 'num', 'data-col': 'gap' }, pct(e.gap, true)),
+        el('td', null, e.p2p_regressions === null ? muted('no evidence') : e.p2p_regressions.length ? e.p2p_regressions.map((t) => el('div', null, el('code', null, t))) : muted('none')),
+        el('td', null, e.tampered_files.length ? e.tampered_files.map((t) => el('div', null, el('code', null, t))) : muted('none'))))));
+    const failed = evs.filter(({ e }) => e.patch_failed_detail);
+    const matrix = (sets, id) => el('table', { class: 'grid matrix eval-tests', id },
+      el('thead', null, el('tr', null, el('th', null, 'test'), el('th', null, 'set'), evs.map(({ m }) => el('th', null, modelLabel(m))))),
+      el('tbody', null, sets.flatMap((s) => r[s].map((t, i) => el('tr', { 'data-test': t, 'data-set': s },
+        el('td', null, el('code', null, t)),
+        el('td', { class: 'sets' }, SET_SHORT[s]),
+        evs.map(({ e, m }) => {
+          const code = e.tests[s][i] || '.';
+          return el('td', { class: 'oc oc-' + EVAL_STATUS[code], 'data-model': m.model }, EVAL_STATUS[code]);
+        }))))));
+    const p2p = r.PASS_TO_PASS.length;
+    const p2pBad = evs.map(({ e, m }) => [m, [...e.tests.PASS_TO_PASS].filter((c) => c !== 'p').length]);
+    return el('div', null, summary,
+      failed.map(({ e, m }) => el('div', null, el('h4', null, `${modelLabel(m)}: git apply`), el('pre', { class: 'text' }, e.patch_failed_detail))),
+      el('h4', null, 'Per test: FAIL_TO_PASS (X) and ANTICIPATION_FAIL_TO_PASS (Y)'),
+      matrix(['FAIL_TO_PASS', 'ANTICIPATION_FAIL_TO_PASS'], 'eval-tests'),
+      p2p
+        ? el('details', { class: 'matrix-box', open: p2p <= 20 },
+            el('summary', null, `PASS_TO_PASS (${p2p} test${p2p === 1 ? '' : 's'}): `, p2pBad.map(([m, n]) => `${modelLabel(m)} ${n ? `${n} not passing` : 'all pass'}`).join(', ')),
+            matrix(['PASS_TO_PASS'], 'eval-tests-p2p'))
+        : null);
+  }
 
   function status(r) {
     if (r.split === 'test') return el('span', { class: 'badge ok' }, 'test');
@@ -105,7 +207,13 @@
     { key: 'exclusion_reason', label: 'exclusion reason', value: (r) => r.exclusion_reason || '', cell: (r) => (r.exclusion_reason ? el('code', { title: r.exclusion_detail || '' }, r.exclusion_reason) : muted('\u2014')) },
     ...['FAIL_TO_PASS', 'PASS_TO_PASS', 'ANTICIPATION_FAIL_TO_PASS', 'PR2_FAIL_TO_PASS', 'flaky_tests'].map((s) => ({ key: s, label: SET_SHORT[s], title: s, num: true, value: (r) => r[s].length })),
     { key: 'severity', label: 'severity', value: (r) => r.severity || '' },
-    { key: 'eval_ready', label: 'eval ready', value: (r) => yesNo(r.eval_ready) },
+    { key: 'eval_ready', label: 'eval ready', value: (r) => yesNo(r.eval_ready), cell: evalReadyCell },
+    ...(evalModels.length
+      ? [{ key: 'eval', label: 'eval X / Y', title: 'each model\u2019s X / Y on the chain', value: (r) => (r.evals.length ? r.evals[0].X ?? -1 : -2), cell: (r) =>
+          r.evals.length
+            ? r.evals.map((e) => el('div', { class: 'small' }, el('code', null, modelLabel(evalModels[e.m])), ` ${pct(e.X)} / ${pct(e.Y)}`))
+            : muted('\u2014') }]
+      : []),
   ];
 
   const filters = { text: '', reason: '', split: '' };
@@ -169,7 +277,7 @@
       el('table', { id: 'chain-table', class: 'grid chains' }, el('thead', null, head), tbody));
   }
 
-  const overview = el('div', { id: 'overview' }, funnel(), plots(), table());
+  const overview = el('div', { id: 'overview' }, evalsOverview(), funnel(), plots(), table());
 
   // ---- one chain ----
 
@@ -268,6 +376,7 @@
     } }, toggleLabel());
     // The long parts (diffs, the test matrix) come after the short ones; the sticky bar jumps between them.
     const sections = [
+      ['eval', 'Eval results', chainEvalView(r)],
       ['commits', 'Commits', el('table', { class: 'grid commits' }, el('tbody', null,
         commits.map(([k, what]) => el('tr', null, el('th', null, k), el('td', null, el('code', { 'data-commit': k }, r[k] || '\u2014')), el('td', { class: 'muted' }, what))),
         el('tr', null, el('th', null, 'created_at'), el('td', null, r.created_at || '\u2014'), el('td', { class: 'muted' }, 'PR1 merged')),
@@ -279,7 +388,8 @@
         textBlock('pr2_problem_statement_raw', 'PR2 as written', r.pr2_problem_statement_raw)]],
       ['sets', 'Test sets', setsView(r)],
       ['verdicts', 'Judge verdicts', el('dl', { class: 'json top' }, VERDICTS.map((k) => [el('dt', null, k), el('dd', null, r[k] === null ? muted('no judge answered') : jsonView(r[k]))]))],
-      ['labels', 'Labels', el('dl', { class: 'json top' }, LABELS.map((k) => [el('dt', null, k), el('dd', null, r[k] === null ? muted('\u2014') : typeof r[k] === 'boolean' ? yesNo(r[k]) : String(r[k]))]))],
+      ['labels', 'Labels', el('dl', { class: 'json top' }, LABELS.map((k) => [el('dt', null, k), el('dd', { 'data-label': k }, r[k] === null ? muted('\u2014') : typeof r[k] === 'boolean' ? yesNo(r[k]) : String(r[k]),
+        k === 'eval_ready' && notReadyText(r) ? [' \u2014 ', el('span', { class: 'eval-ready-why' }, notReadyText(r)), muted(r.eval_ready_why.source === 'quality' ? ' (the row\u2019s quality flags)' : ' (from the verdicts)')] : null)]))],
       ['evidence', 'Mining evidence', jsonView(r.mining_evidence)],
       ['diffs', 'Diffs', [
         el('div', null, toggle),
@@ -300,7 +410,8 @@
         r.exclusion_reason
           ? [el('p', null, 'Excluded: ', el('code', { id: 'exclusion-reason' }, r.exclusion_reason), ' \u2014 ', data.reasons[r.exclusion_reason] || ''),
              r.exclusion_detail ? el('pre', { class: 'text', 'data-field': 'exclusion_detail' }, r.exclusion_detail) : null]
-          : el('p', null, 'Not excluded: in the test split.')),
+          : el('p', null, 'Not excluded: in the test split.'),
+        notReadyText(r) ? el('p', { id: 'eval-ready' }, 'eval ready: no \u2014 ', el('span', { class: 'eval-ready-why' }, notReadyText(r))) : r.eval_ready ? el('p', { id: 'eval-ready' }, 'eval ready: yes') : null),
       el('nav', { class: 'section-nav' }, sections.map(([id, title]) => el('button', { type: 'button', onclick: jump(id) }, title))),
       sections.map(([id, title, body]) => el('section', { id: 'sec-' + id }, el('h3', null, title), body)));
   }

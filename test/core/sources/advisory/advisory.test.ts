@@ -88,6 +88,8 @@ function capture(): Logger & { warnings: string[]; infos: string[] } {
     warn: (m) => void warnings.push(m),
     error: (m) => void warnings.push(m),
     progress: () => {},
+    note: () => {},
+    setup: () => () => {},
     child: () => l,
     toFile: () => {},
   };
