@@ -9,6 +9,11 @@ export interface MainlineCommit {
   sha: string;
   parents: string[];
   author: string;
+  /**
+   * The committer date: when the commit landed on this branch. A merge or a committed patch lands on its
+   * commit date; its author date can be months older (a patch that waited for review in commit-style
+   * histories such as Django's), so windows, `created_at` and `gap_days` read this one.
+   */
   date: string;
   subject: string;
   body: string;
@@ -23,7 +28,7 @@ export function positions(mainline: ReadonlyArray<{ sha: string }>): Map<string,
 export async function readMainline(clone: string, branch: string): Promise<MainlineCommit[]> {
   const out: MainlineCommit[] = [];
   // --end-of-options: the branch comes from the configuration; "--output=FILE" must stay a revision.
-  const args = ['log', '--first-parent', '--reverse', '--format=%x1e%H%x1f%P%x1f%an%x1f%aI%x1f%B', '--end-of-options', branch];
+  const args = ['log', '--first-parent', '--reverse', '--format=%x1e%H%x1f%P%x1f%an%x1f%cI%x1f%B', '--end-of-options', branch];
   for await (const rec of gitRecords(clone, args, '\x1e')) {
     if (!rec.trim()) continue;
     const [sha, parents, author, date, message] = rec.split('\x1f');

@@ -19,6 +19,8 @@ export interface CommitSpec {
   message: string;
   /** Author and committer date: ISO 8601 or git's `<unix seconds> +0000`. */
   date: string;
+  /** A committer date of its own (a patch committed later than it was written); default `date`. */
+  committerDate?: string;
   /** `Name <email>`; defaults to `Dev <dev@example.com>`. Also the committer. */
   author?: string;
   /** Allow a commit that changes nothing. */
@@ -61,7 +63,7 @@ function baseEnv(): NodeJS.ProcessEnv {
   };
 }
 
-function identity(author: string | undefined, date: string): NodeJS.ProcessEnv {
+function identity(author: string | undefined, date: string, committerDate: string = date): NodeJS.ProcessEnv {
   const m = /^(.*?)\s*<([^>]*)>$/.exec(author ?? 'Dev <dev@example.com>');
   if (!m) throw new Error(`author must look like "Name <email>", got ${JSON.stringify(author)}`);
   return {
@@ -70,7 +72,7 @@ function identity(author: string | undefined, date: string): NodeJS.ProcessEnv {
     GIT_AUTHOR_DATE: date,
     GIT_COMMITTER_NAME: m[1],
     GIT_COMMITTER_EMAIL: m[2],
-    GIT_COMMITTER_DATE: date,
+    GIT_COMMITTER_DATE: committerDate,
   };
 }
 
@@ -99,7 +101,7 @@ export async function gitRepo(): Promise<GitRepo> {
       await run(dir, ['add', '--all', '--', '.']);
       const args = ['commit', '--quiet', '--no-verify', '--cleanup=verbatim', '-m', spec.message];
       if (spec.allowEmpty) args.push('--allow-empty');
-      await run(dir, args, identity(spec.author, spec.date));
+      await run(dir, args, identity(spec.author, spec.date, spec.committerDate));
       return head();
     },
     async merge(spec) {
