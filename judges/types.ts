@@ -10,6 +10,11 @@ export interface JudgeInput {
   miningCategory: string;
   /** PR1's statement under judgement (the raw one, or a repaired one). */
   problemStatement: string;
+  /**
+   * `raw`: PR1's own text, written before PR2 existed, so words it shares with PR2 are no leak; `written`:
+   * a statement foresight wrote (repaired or synthesised), which could carry PR2's words.
+   */
+  statementOrigin: 'raw' | 'written';
   /** PR2's synthesised statement under judgement (pr2_solvability), else null. */
   pr2Statement: string | null;
   pr1: PrView;

@@ -32,8 +32,12 @@ const RULE_SETS: Record<string, (input: JudgeInput) => { leak: string | null }> 
     const hit = [...pr2OnlyIdentifiers(input)].find((id) => stated.has(id));
     return { leak: hit ? `the statement names ${hit}, which only PR2 introduces` : null };
   },
-  /** Leak = the statement shares a 6-word phrase with PR2's title or description. */
+  /**
+   * Leak = a statement foresight wrote shares a 6-word phrase with PR2's title or description. PR1's raw text
+   * predates PR2: a phrase they share (a follow-up that reuses PR1's title) is PR2 quoting PR1, not a leak.
+   */
   overlap(input) {
+    if (input.statementOrigin === 'raw') return { leak: null };
     const pr2 = ngrams(words(`${input.pr2.title}\n${input.pr2.body}`), 6);
     const hit = [...ngrams(words(input.problemStatement), 6)].find((g) => pr2.has(g));
     return { leak: hit ? `the statement repeats PR2's words "${hit}"` : null };

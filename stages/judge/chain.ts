@@ -132,8 +132,8 @@ function gateExclusion(v: Verdicts, attributionAsked: boolean): Exclusion | null
 
 async function pr1Statement(s: Session, providers: Providers, input: JudgeInput, maxRepairs: number) {
   const [fa, fb] = providers.fairness;
-  const judgeStatement = (statement: string) => {
-    const at = { ...input, problemStatement: statement };
+  const judgeStatement = (statement: string, statementOrigin: JudgeInput['statementOrigin']) => {
+    const at = { ...input, problemStatement: statement, statementOrigin };
     return Promise.all([
       s.ask(JUDGES.solvability, providers.main, at),
       s.ask(JUDGES.fairness, fa, at),
@@ -141,7 +141,7 @@ async function pr1Statement(s: Session, providers: Providers, input: JudgeInput,
     ]);
   };
   const raw = input.problemStatement;
-  const [original, ...rawFairness] = await judgeStatement(raw);
+  const [original, ...rawFairness] = await judgeStatement(raw, 'raw');
   const out = { statement: raw, original, final: original, fairness: rawFairness, repaired: false, rounds: [] as RepairRound[], leaks: leakedTokens(raw, input) };
   if (original?.code !== 'B2') return out;
 
@@ -152,7 +152,7 @@ async function pr1Statement(s: Session, providers: Providers, input: JudgeInput,
     if (!writer || !writer.pass) break;
     const candidate = writer.statement.trim();
     const leaks = leakedTokens(candidate, input);
-    const [solv, ...fair] = await judgeStatement(candidate);
+    const [solv, ...fair] = await judgeStatement(candidate, 'written');
     const fairOk = fair.every((f) => f?.pass === true);
     const accepted = solv?.code === 'A' && solv.clarity_score <= 1 && fairOk && leaks.length === 0;
     out.rounds.push({

@@ -11,6 +11,7 @@ export function judgeInput(c: ValidatedChain): JudgeInput {
     instanceId: c.instance_id,
     miningCategory: c.mining_category,
     problemStatement: c.problem_statement,
+    statementOrigin: 'raw',
     pr2Statement: null,
     pr1: {
       label: changeLabel(c.pr1), title: c.pr1.title, body: c.pr1.body, patch: c.patch, testPatch: c.test_patch,

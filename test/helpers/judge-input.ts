@@ -8,6 +8,7 @@ export function judgeInputFixture(over: Partial<JudgeInput> = {}): JudgeInput {
     instanceId: 'octo__repo-12',
     miningCategory: 'cross_reference',
     problemStatement: 'Parsing fails on empty input.',
+    statementOrigin: 'raw',
     pr2Statement: null,
     pr1: pr,
     pr2: { ...pr, label: 'PR #2' },

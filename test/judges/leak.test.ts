@@ -20,6 +20,7 @@ function input(over: { pr1Body?: string; pr2Body?: string; pr2Discussion?: strin
     instanceId: 'minilib__1-9',
     miningCategory: 'cross_reference',
     problemStatement: '',
+    statementOrigin: 'raw',
     pr2Statement: null,
     pr1: {
       label: 'PR #1',

@@ -21,6 +21,7 @@ function baseInput(): JudgeInput {
     instanceId: 'minilib__4-11',
     miningCategory: 'cross_reference',
     problemStatement: 'Add format_bytes helper\n\nformat_bytes(n) renders a byte count for humans, e.g. 1536 -> "1.5 kB".',
+    statementOrigin: 'written',
     pr2Statement: 'format_bytes should accept binary=True and then use KiB, MiB and GiB.',
     pr1: {
       label: 'PR #4',

@@ -18,6 +18,7 @@ function chain(problemStatement: string, over: Partial<JudgeInput> = {}): JudgeI
     instanceId: 'minilib__1-9',
     miningCategory: 'cross_reference',
     problemStatement,
+    statementOrigin: 'written',
     pr1: {
       label: 'PR #1',
       title: 'Add slugify helper',
@@ -115,6 +116,16 @@ describe('fairness rules', () => {
   it('an identifier PR1 also uses is not a leak', () => {
     // slugify appears in PR2's diff too, but PR1 introduced it.
     expect(judge('Add slugify for URLs.', 'identifiers').leak).toBe(false);
+  });
+
+  it('trial: a true chain (#32975 → #34927, "Follow up to …") was excluded unfair_statement because PR1\'s own title shares words with PR2\'s → the overlap rule leaves PR1\'s raw text alone', () => {
+    const follow = { title: 'Fixed #34927 -- Follow up to adding slugify helper for titles in URLs', body: '' };
+    const raw = fairnessJudge.rules(chain('Add slugify helper for titles in URLs.', { statementOrigin: 'raw', pr2: { ...chain('').pr2, ...follow } }), 'overlap')!;
+    expect(raw).toMatchObject({ leak: false });
+    expect(fairnessJudge.passes(raw)).toBe(true);
+    // The same words in a statement foresight wrote could only come from PR2: still a leak.
+    const written = fairnessJudge.rules(chain('Add slugify helper for titles in URLs.', { statementOrigin: 'written', pr2: { ...chain('').pr2, ...follow } }), 'overlap')!;
+    expect(written).toMatchObject({ leak: true });
   });
 
   it("a statement repeating a 6-word phrase of PR2's body leaks (overlap rule set)", () => {

@@ -23,6 +23,7 @@ const input: JudgeInput = {
   instanceId: 'acme__widgets-1-2',
   miningCategory: 'szz',
   problemStatement: 'Add a helper that turns a title into a URL slug.',
+  statementOrigin: 'raw',
   pr2Statement: 'slugify("a  b") gives "a--b"; it should give "a-b".',
   pr1: { label: 'PR #1', title: 'Add slugify', body: 'Adds slugify.', patch: '+def slugify(text):\n', testPatch: '', discussion: '' },
   pr2: { label: 'PR #2', title: 'Fix slugify on double spaces', body: 'Regression in #1.', patch: '+    parts = text.split()\n', testPatch: '', discussion: '' },
