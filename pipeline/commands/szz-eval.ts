@@ -3,6 +3,7 @@ import { connectDocker } from '../../core/env/index.ts';
 import { repoDataDir } from '../../core/foundation/artifacts.ts';
 import { ForesightError } from '../../core/foundation/errors.ts';
 import { git } from '../../core/foundation/git.ts';
+import { commitToChange, listChanges } from '../../core/history/changes.ts';
 import { createLogger } from '../../core/foundation/log.ts';
 import { evaluateSzz, formatScores, readOracle, type OracleEntry, type SzzVariant } from '../../stages/szz/index.ts';
 import { abortOnSignals } from '../signals.ts';
@@ -37,9 +38,12 @@ export async function szzEval(o: SzzEvalOpts): Promise<void> {
   const oracle = (await inWindow(clone, await readOracle(o.oracle), config.discover.since, config.discover.until)).slice(0, o.limit);
   if (!o.execute) {
     const variants: SzzVariant[] = o.variant === 'both' ? ['b-szz', 'foresight'] : [o.variant as SzzVariant];
+    // Scored by commit and by change: a chain's PR1 is a change, so any commit of the inducing PR names it.
+    const { changes } = await listChanges(clone, { branch: config.discover.branch, units: config.discover.units, tracker: config.discover.tracker });
+    const changeOf = commitToChange(changes);
     const results = [];
     for (const variant of variants) {
-      results.push(await evaluateSzz({ clone, oracle, variant, concurrency: o.concurrency, onProgress: (d, t) => log.progress(variant, d, t) }));
+      results.push(await evaluateSzz({ clone, oracle, variant, concurrency: o.concurrency, changeOf, onProgress: (d, t) => log.progress(variant, d, t) }));
     }
     process.stdout.write(formatScores(results) + '\n');
     return;

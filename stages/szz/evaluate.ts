@@ -37,6 +37,17 @@ export interface Evaluation {
   addOnly: Scores;
   /** foresight: every fix's top candidate predicted, however low its score (what the szz stage picks). */
   allTop?: Scores;
+  /**
+   * All fixes scored by change: a predicted commit counts when it belongs to a change (PR) that holds an
+   * inducing commit, which is what a chain needs (its PR1 is a change); given a commit -> change map.
+   */
+  byChange?: Scores;
+}
+
+/** Rows with their commits replaced by the changes holding them (each change once; a commit of no change stands for itself). */
+export function rowsByChange<R extends { predicted: string[]; inducing: string[] }>(rows: readonly R[], changeOf: ReadonlyMap<string, string>): R[] {
+  const of = (shas: string[]): string[] => [...new Set(shas.map((s) => changeOf.get(s) ?? s))];
+  return rows.map((r) => ({ ...r, predicted: of(r.predicted), inducing: of(r.inducing) }));
 }
 
 export function scoreRows(variant: SzzVariant, rows: Array<{ predicted: string[]; inducing: string[] }>, seconds: number): Scores {
@@ -90,6 +101,8 @@ export async function evaluateSzz(opts: {
   variant: SzzVariant;
   concurrency?: number;
   onProgress?: (done: number, total: number) => void;
+  /** Commit -> the change holding it (core/history commitToChange): adds the scores by change. */
+  changeOf?: ReadonlyMap<string, string>;
 }): Promise<Evaluation> {
   const meta = new MetaChanges(opts.clone);
   const queue = new PQueue({ concurrency: opts.concurrency ?? 2 });
@@ -108,8 +121,9 @@ export async function evaluateSzz(opts: {
   const addOnly = rows.filter((r) => r.addOnly);
   const all = scoreRows(opts.variant, rows, seconds);
   const addOnlyScores = scoreRows(opts.variant, addOnly, (seconds * addOnly.length) / Math.max(1, rows.length));
-  if (opts.variant === 'b-szz') return { all, addOnly: addOnlyScores };
-  return { all, addOnly: addOnlyScores, allTop: scoreRows(opts.variant, rows.map((r) => ({ ...r, predicted: r.top })), seconds) };
+  const byChange = opts.changeOf ? { byChange: scoreRows(opts.variant, rowsByChange(rows, opts.changeOf), seconds) } : {};
+  if (opts.variant === 'b-szz') return { all, addOnly: addOnlyScores, ...byChange };
+  return { all, addOnly: addOnlyScores, allTop: scoreRows(opts.variant, rows.map((r) => ({ ...r, predicted: r.top })), seconds), ...byChange };
 }
 
 /** Read a JSONL oracle, refusing the first line that is not `{"fix": <sha>, "inducing": [<sha>, ...]}`. */
@@ -143,9 +157,9 @@ export async function readOracle(path: string): Promise<OracleEntry[]> {
 
 export function formatScores(evals: readonly Evaluation[]): string {
   const head = ['variant', 'subset', 'fixes', 'precision', 'recall', 'F1', 's/fix'];
-  const label = { all: 'all fixes', addOnly: 'add-only fixes', allTop: 'all fixes, top always' } as const;
+  const label = { all: 'all fixes', addOnly: 'add-only fixes', allTop: 'all fixes, top always', byChange: 'all fixes, by change (PR)' } as const;
   const rows = evals.flatMap((e) =>
-    (['all', 'addOnly', 'allTop'] as const).flatMap((k) => {
+    (['all', 'addOnly', 'allTop', 'byChange'] as const).flatMap((k) => {
       const s = e[k];
       if (!s) return [];
       return [[s.variant, label[k], String(s.fixes), s.precision.toFixed(3), s.recall.toFixed(3), s.f1.toFixed(3), s.secondsPerFix.toFixed(3)]];

@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ForesightError } from '../../../core/foundation/errors.ts';
-import { evaluateSzz, readOracle, type OracleEntry } from '../../../stages/szz/evaluate.ts';
+import { evaluateSzz, formatScores, readOracle, type OracleEntry } from '../../../stages/szz/evaluate.ts';
 import { gitRepo, type GitRepo } from '../../helpers/git-repo.ts';
 
 describe('evaluateSzz', () => {
@@ -74,6 +74,22 @@ describe('evaluateSzz', () => {
 
     expect(plain.addOnly).toMatchObject({ fixes: 1, predictions: 0, truePositives: 0, oraclePairs: 1, precision: 0, recall: 0, f1: 0 });
     expect(fs.addOnly).toMatchObject({ fixes: 1, predictions: 1, truePositives: 1, oraclePairs: 1, precision: 1, recall: 1, f1: 1 });
+  });
+
+  it('trial: attribution scored only by commit, though a chain needs the inducing PR → scored by change too (a commit of the inducing PR counts)', async () => {
+    // Calc was added and tuned in one PR: either commit of it names the change c4's defect came from.
+    const [a4, a4b] = oracle[3]!.inducing;
+    const changeOf = new Map([[a4!, 'calc-pr'], [a4b!, 'calc-pr']]);
+    const fs = await evaluateSzz({ clone: repo.dir, oracle, variant: 'foresight', changeOf });
+    // By commit, c4's top names one of its two inducing commits: 4 of 5 pairs. By change, c4 has one inducing change, and it is named.
+    expect(fs.allTop!.recall).toBeCloseTo(0.8, 12);
+    expect(fs.byChange).toMatchObject({ fixes: 4, oraclePairs: 4, truePositives: fs.all.truePositives, precision: 1 });
+    const plain = await evaluateSzz({ clone: repo.dir, oracle, variant: 'b-szz', changeOf });
+    // b-szz's two predictions for c4 are one change: 4 predictions (B1; A3, X3; calc), 2 right, 4 changes to find.
+    expect(plain.byChange).toMatchObject({ predictions: 4, truePositives: 2, oraclePairs: 4, precision: 0.5, recall: 0.5 });
+    expect(formatScores([plain, fs])).toContain('all fixes, by change (PR)');
+    // Without a map there are no scores by change.
+    expect((await evaluateSzz({ clone: repo.dir, oracle, variant: 'b-szz' })).byChange).toBeUndefined();
   });
 
   it('an oracle value that looks like an option is rejected and no file is written', async () => {
