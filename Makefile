@@ -50,6 +50,11 @@ bench-szz: setup
 bench-validate: setup
 	@node_modules/.bin/tsx bench/validate.ts $(if $(CLONE),--clone $(CLONE),) $(if $(filter-out demo/minilib,$(REPO)),--repo $(REPO),) $(if $(SINCE),--since $(SINCE),) $(if $(UNTIL),--until $(UNTIL),) $(if $(JOBS),--jobs $(JOBS),) $(if $(STRATEGIES),--strategies $(STRATEGIES),) $(if $(DATA),--data $(DATA),)
 
+## The offline rules judges against changes whose nature the history states (release notes, "Regression in <sha>", reverts by diff): precision and recall per rule.
+.PHONY: bench-rules
+bench-rules: setup
+	@node_modules/.bin/tsx bench/rules-judges.ts --clone $(or $(CLONE),$(error CLONE=<a clone> is required)) $(if $(SINCE),--since $(SINCE),) $(if $(UNTIL),--until $(UNTIL),)
+
 ## Validate through a Redis queue with 1 and 2 local workers (WORKERS=1,2): throughput and its ratio.
 bench-scale: setup
 	@node_modules/.bin/tsx bench/scale.ts $(if $(CLONE),--clone $(CLONE),) $(if $(filter-out demo/minilib,$(REPO)),--repo $(REPO),) $(if $(SINCE),--since $(SINCE),) $(if $(UNTIL),--until $(UNTIL),) $(if $(WORKERS),--workers $(WORKERS),)

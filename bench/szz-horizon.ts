@@ -1,5 +1,5 @@
 /**
- * Benchmark: foresight's SZZ with and without the history horizon (stages/szz/attribute.ts HORIZON),
+ * Benchmark: foresight's SZZ with and without a 3-year history horizon (the one chosen on Django),
  * blame-only and wider, on the same oracle fixes in one run: F1 and seconds for each.
  *
  *   node_modules/.bin/tsx bench/szz-horizon.ts --clone /tmp/django --oracle tune.jsonl --oracle held.jsonl [--concurrency 2] [--rounds 2]
@@ -13,11 +13,13 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import PQueue from 'p-queue';
 import { git, revParse } from '../core/foundation/git.ts';
-import { attributeFix, HORIZON, readOracle, scoreRows, type OracleEntry, MetaChanges, CONFIDENT } from '../stages/szz/index.ts';
+import { attributeFix, YEAR, readOracle, scoreRows, type OracleEntry, MetaChanges, CONFIDENT } from '../stages/szz/index.ts';
 
 const { values } = parseArgs({ options: { clone: { type: 'string' }, oracle: { type: 'string', multiple: true }, concurrency: { type: 'string' }, rounds: { type: 'string' } } });
 if (!values.clone || !values.oracle?.length) throw new Error('usage: bench/szz-horizon.ts --clone <clone> --oracle <jsonl> [--oracle <jsonl>] [--concurrency 2] [--rounds 1|2]');
 const clone = resolve(values.clone);
+// The horizon once chosen on Django and used everywhere; repositories now choose their own (stages/szz/repo-fit.ts).
+const HORIZON = 3 * YEAR;
 const concurrency = Number(values.concurrency ?? 2);
 const rounds = Number(values.rounds ?? 1);
 

@@ -1,9 +1,10 @@
 /**
  * Fit the weights of foresight's SZZ ranker (stages/szz/rank.ts) on an oracle's fixes: collect every
  * candidate the wider attribution finds with its features, then fit a listwise (softmax per fix)
- * logistic model whose top candidate should be an inducing commit. Prints the weights for rank.ts's
- * FITTED and the tuning top-1 scores. Run it on the tuning part only (the held-out part is scored
- * by `foresight szz-eval`, never fitted on):
+ * logistic model whose top candidate should be an inducing commit (the fit itself: stages/szz/fit.ts).
+ * Prints one repository's weights and its tuning top-1 scores; rank.ts's FITTED is fitted on several
+ * repositories pooled (bench/szz-repos.ts), and szz-eval fits an oracle's own by cross-fitting. Run it
+ * on the tuning part only (the held-out part is scored by `foresight szz-eval`, never fitted on):
  *
  *   node_modules/.bin/tsx scripts/fit-szz-ranker.ts <clone> <tuning.jsonl> [--cache features.json] [--cv 2] [--drop f,g]
  *
@@ -16,19 +17,13 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import PQueue from 'p-queue';
 import { git, revParse } from '../core/foundation/git.ts';
-import { attributeFix, readOracle, MetaChanges, FEATURES, type CandidateFeatures, type RankerWeights } from '../stages/szz/index.ts';
+import { attributeFix, crossValidate, fit, fitWithBias, readOracle, scoreTop1, MetaChanges, FEATURES, type RankCase } from '../stages/szz/index.ts';
 
-interface Fix {
-  fix: string;
-  inducing: string[];
-  candidates: Array<{ sha: string; features: CandidateFeatures }>;
-}
-
-export async function collect(clone: string, oraclePath: string, concurrency = 2): Promise<Fix[]> {
+export async function collect(clone: string, oraclePath: string, concurrency = 2): Promise<RankCase[]> {
   const oracle = await readOracle(oraclePath);
   const meta = new MetaChanges(clone);
   const queue = new PQueue({ concurrency });
-  const out: Fix[] = [];
+  const out: RankCase[] = [];
   await Promise.all(
     oracle.map((e) =>
       queue.add(async () => {
@@ -42,84 +37,7 @@ export async function collect(clone: string, oraclePath: string, concurrency = 2
   return out.sort((a, b) => a.fix.localeCompare(b.fix));
 }
 
-const dot = (w: Record<string, number>, f: CandidateFeatures): number => FEATURES.reduce((z, k) => z + w[k]! * (f[k] ?? 0), 0);
-
-/** Listwise logistic fit (gradient ascent on the log-likelihood that a fix's inducer is its top), L2 0.01; `drop`'s weights stay 0. */
-export function fit(fixes: readonly Fix[], iterations = 4000, rate = 0.5, drop: ReadonlySet<string> = new Set()): Record<keyof CandidateFeatures, number> {
-  const w = Object.fromEntries(FEATURES.map((k) => [k, 0])) as Record<keyof CandidateFeatures, number>;
-  const usable = fixes.filter((x) => x.candidates.some((c) => x.inducing.includes(c.sha)));
-  for (let it = 0; it < iterations; it++) {
-    const grad = Object.fromEntries(FEATURES.map((k) => [k, -0.01 * w[k]])) as Record<string, number>;
-    for (const x of usable) {
-      const z = x.candidates.map((c) => dot(w, c.features));
-      const m = Math.max(...z);
-      const e = z.map((v) => Math.exp(v - m));
-      const sum = e.reduce((a, b) => a + b, 0);
-      const pos = x.candidates.map((c) => x.inducing.includes(c.sha));
-      const nPos = pos.filter(Boolean).length;
-      x.candidates.forEach((c, i) => {
-        const target = pos[i] ? 1 / nPos : 0;
-        for (const k of FEATURES) grad[k]! += (target - e[i]! / sum) * (c.features[k] ?? 0);
-      });
-    }
-    for (const k of FEATURES) if (!drop.has(k)) w[k] += (rate * grad[k]!) / usable.length;
-  }
-  return w;
-}
-
-/** The weights, and the bias that makes the fitted fixes' top-1 F1 best (the lowest score still worth predicting). */
-export function fitWithBias(fixes: readonly Fix[], drop: ReadonlySet<string> = new Set()): RankerWeights {
-  const w = fit(fixes, undefined, undefined, drop);
-  let best = { bias: 0, f1: -1 };
-  for (let b = -10; b <= 10; b += 0.25) {
-    const s = scoreTop1(fixes, { bias: b, w });
-    if (s.f1 > best.f1 + 1e-9) best = { bias: b, f1: s.f1 };
-  }
-  return { bias: best.bias, w };
-}
-
-/** k-fold cross-validation inside the fitted fixes (folds round robin in `fixes`' order): pooled top-1 scores of the held folds. */
-export function crossValidate(fixes: readonly Fix[], k: number, drop: ReadonlySet<string> = new Set()): { precision: number; recall: number; f1: number } {
-  let tp = 0;
-  let predictions = 0;
-  let pairs = 0;
-  for (let fold = 0; fold < k; fold++) {
-    const held = fixes.filter((_, i) => i % k === fold);
-    const weights = fitWithBias(fixes.filter((_, i) => i % k !== fold), drop);
-    const s = countTop1(held, weights);
-    tp += s.tp;
-    predictions += s.predictions;
-    pairs += s.pairs;
-  }
-  return prf(tp, predictions, pairs);
-}
-
-/** Top-1 precision, recall and F1 when a fix's top candidate is predicted only if its score clears `bias`. */
-export function scoreTop1(fixes: readonly Fix[], weights: RankerWeights): { precision: number; recall: number; f1: number } {
-  const s = countTop1(fixes, weights);
-  return prf(s.tp, s.predictions, s.pairs);
-}
-
-function prf(tp: number, predictions: number, pairs: number): { precision: number; recall: number; f1: number } {
-  const precision = predictions ? tp / predictions : 0;
-  const recall = pairs ? tp / pairs : 0;
-  return { precision, recall, f1: precision + recall ? (2 * precision * recall) / (precision + recall) : 0 };
-}
-
-function countTop1(fixes: readonly Fix[], weights: RankerWeights): { tp: number; predictions: number; pairs: number } {
-  let tp = 0;
-  let predictions = 0;
-  let pairs = 0;
-  for (const x of fixes) {
-    pairs += x.inducing.length;
-    const ranked = x.candidates.map((c) => ({ sha: c.sha, z: weights.bias + dot(weights.w, c.features) })).sort((a, b) => b.z - a.z);
-    const top = ranked[0];
-    if (!top || top.z < 0) continue;
-    predictions++;
-    if (x.inducing.includes(top.sha)) tp++;
-  }
-  return { tp, predictions, pairs };
-}
+export { crossValidate, fit, fitWithBias, scoreTop1 };
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const { positionals, values } = parseArgs({ allowPositionals: true, options: { cache: { type: 'string' }, cv: { type: 'string' }, drop: { type: 'string' } } });
@@ -128,8 +46,8 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     process.stderr.write('usage: fit-szz-ranker.ts <clone> <tuning.jsonl> [--cache features.json] [--cv k] [--drop f,g]\n');
     process.exit(2);
   }
-  let fixes: Fix[];
-  if (values.cache && existsSync(values.cache)) fixes = JSON.parse(await readFile(values.cache, 'utf8')) as Fix[];
+  let fixes: RankCase[];
+  if (values.cache && existsSync(values.cache)) fixes = JSON.parse(await readFile(values.cache, 'utf8')) as RankCase[];
   else {
     fixes = await collect(clone, oraclePath);
     if (values.cache) await writeFile(values.cache, JSON.stringify(fixes));

@@ -60,7 +60,7 @@ export interface BisectOptions {
 type Select = Array<{ file: string; arg: string }>;
 
 /** The runner's selection of the fail->pass tests, or null when it cannot select them all (whole files then). */
-function selectionOf(runner: Runner, failToPass: readonly string[], testFiles: string[]): Select | null {
+export function selectionOf(runner: Runner, failToPass: readonly string[], testFiles: string[]): Select | null {
   if (!runner.selectArg) return null;
   const out: Select = [];
   for (const id of failToPass) {

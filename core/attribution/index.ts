@@ -8,6 +8,7 @@
  *  - era-pool.ts   one container per environment era
  *  - chain-input.ts  a validated chain's bisection input (PR2's fail->pass tests, blame's candidates)
  *  - decide.ts     the change holding the found commit, and the method (execution, blame, reference, agreements)
+ *  - predates.ts   whether the defect is older than PR1: PR2's source change applied at PR1's base
  */
 export { bisectInducer, type BisectOptions } from './bisect.ts';
 export { BISECT_DEFAULTS, bisectBudget, type BisectBudget } from '../foundation/bisect-defaults.ts';
@@ -17,5 +18,6 @@ export { classifyRun } from './classify-run.ts';
 export { EraPool, type EraImage, type EraPoolOptions } from './era-pool.ts';
 export { ATTRIBUTION_METHODS, decideAttribution, executionOutweighs, type AttributionDecision, type AttributionMethod, type DecideOptions, type Disagreement } from './decide.ts';
 export { chainBisectInput, type ChainBisectInput } from './chain-input.ts';
+export { probePredates, sourceFilesOf, type PredatesOptions } from './predates.ts';
 export { BISECT_KINDS } from './types.ts';
 export type { BisectCost, BisectKind, BisectResult, ProbeEnv, SearchResult, SkipReason, Step, StepRole, Verdict } from './types.ts';

@@ -14,6 +14,7 @@ import { CHOICE_FILE, EnvChoices } from './image/choose-env.ts';
 import type { EnvImages } from './image/env-images.ts';
 import { loadRecipe } from './recipes/load.ts';
 import type { Recipe } from './recipes/schema.ts';
+import { importedFrom, testImports, type TestImports } from './recipes/test-imports.ts';
 import { runnableTestFiles } from './runnable.ts';
 import { getRunner } from './runners/registry.ts';
 import { DEFAULT_BACKEND } from './services/registry.ts';
@@ -25,7 +26,16 @@ import type { Runner } from './runners/types.ts';
  * to get the era's next one (eraEnvironment's `without`); absent for an explicit image.
  */
 export type EraEnv =
-  | { kind: 'ready'; image: string; recipe: Recipe; runner: Runner; built: boolean; label?: string }
+  | {
+      kind: 'ready';
+      image: string;
+      recipe: Recipe;
+      runner: Runner;
+      built: boolean;
+      label?: string;
+      /** Requirements its install left out: the offline wheels cannot provide them and the PR's tests do not import them. */
+      dropped?: string[];
+    }
   | { kind: 'broken'; problem: string; recipe: Recipe | null; runner: Runner | null };
 
 export interface EnvironmentOptions {
@@ -145,10 +155,28 @@ export async function eraEnvironment(opts: EnvironmentOptions, commit: string, t
       const mine = runnableTestFiles({ recipe: c.recipe, runner: getRunner(c.recipe.runner) }, await (present ??= existing()), DEFAULT_BACKEND);
       return mine.length ? probeRun(opts, commit, image, c.recipe, mine) : null;
     };
-    const chosen = await choices.choose({ images: opts.images, req, candidates, ...(without.length ? {} : { verify }) });
+    let imports: Promise<TestImports> | null = null;
+    const importsOf = async (): Promise<TestImports> => (imports ??= testImports(opts.clone, commit, await (present ??= existing())));
+    const passOver: string[] = [];
+    const choose = () => choices.choose({ images: opts.images, req, candidates, testImports: importsOf, without, passOver, ...(without.length ? {} : { verify }) });
+    let chosen = await choose();
+    // A choice made at once for another PR of the era (shared while in flight) kept a requirement that PR's
+    // tests import; this PR's may not: asked again, the recorded rejections are retried without it.
+    if (chosen.kind === 'failed' && chosen.rejected.some((r) => /\(not left out: /.test(r.reason))) chosen = await choose();
+    // An era's choice is checked on the tests of the PR that first asked: a candidate leaving out a requirement
+    // this PR's tests import is passed over for it (an era of its own), never run.
+    for (;;) {
+      if (chosen.kind !== 'ready' || !chosen.dropped.length) break;
+      const imp = await importsOf();
+      const needed = chosen.dropped.map((d) => [d, importedFrom(d, imp)] as const).filter(([, where]) => where !== null);
+      if (!needed.length) break;
+      opts.log.info(`"${chosen.candidate.label}" left out ${needed.map(([d, where]) => `${d} (${where})`).join(', ')}: another install candidate for ${commit.slice(0, 10)}`);
+      passOver.push(chosen.candidate.label);
+      chosen = await choose();
+    }
     if (chosen.kind === 'ready') {
       const r = chosen.candidate.recipe;
-      return { kind: 'ready', image: chosen.result.image, recipe: r, runner: getRunner(r.runner), built: chosen.result.built, label: chosen.candidate.label };
+      return { kind: 'ready', image: chosen.result.image, recipe: r, runner: getRunner(r.runner), built: chosen.result.built, label: chosen.candidate.label, dropped: chosen.dropped };
     }
     const why = chosen.rejected.map((x) => `"${x.label}": ${x.reason}`).join('; ');
     return {

@@ -18,12 +18,17 @@ export function repoShortName(repo: string): string {
   return repo.split('/').pop()!;
 }
 
+function noTests(label: string, unreferenced: readonly string[]): string {
+  const shown = unreferenced.slice(0, 3).join(', ') + (unreferenced.length > 3 ? ` and ${unreferenced.length - 3} more` : '');
+  return unreferenced.length ? `${label} touched no test file (no test module reads its data files ${shown})` : `${label} touched no test file`;
+}
+
 /** Extract one chain; `complete` is false when a discussion source failed. */
 export async function extractChain(c: Chain, opts: { clone: string; repoName: string; discussion: ContextCollector }): Promise<{ chain: ExtractedChain; complete: boolean }> {
   const [p1, p2] = await Promise.all([splitPatch(opts.clone, c.pr1.baseSha, c.pr1.mergeSha), splitPatch(opts.clone, c.pr2.baseSha, c.pr2.mergeSha)]);
   let excluded = c.excluded;
-  if (!excluded && !p1.testFiles.length) excluded = { reason: 'pr1_no_tests', detail: `${changeLabel(c.pr1)} touched no test file`, stage: 'extract' };
-  if (!excluded && !p2.testFiles.length) excluded = { reason: 'pr2_no_tests', detail: `${changeLabel(c.pr2)} touched no test file`, stage: 'extract' };
+  if (!excluded && !p1.testFiles.length) excluded = { reason: 'pr1_no_tests', detail: noTests(changeLabel(c.pr1), p1.dataConsumers.unreferenced), stage: 'extract' };
+  if (!excluded && !p2.testFiles.length) excluded = { reason: 'pr2_no_tests', detail: noTests(changeLabel(c.pr2), p2.dataConsumers.unreferenced), stage: 'extract' };
   // A test id names its file: one whose name is not UTF-8 has no id a dataset row can hold.
   for (const [pr, files] of [[c.pr1, p1.testFiles], [c.pr2, p2.testFiles]] as const) {
     const odd = files.find(isQuotedPath);
@@ -46,6 +51,7 @@ export async function extractChain(c: Chain, opts: { clone: string; repoName: st
     anticipation_test_patch: p2.tests,
     pr1_test_files: p1.testFiles,
     anticipation_test_files: p2.testFiles,
+    data_consumers: { pr1: p1.dataConsumers, pr2: p2.dataConsumers },
     pr1_overlay_files: p1.overlayFiles,
     anticipation_overlay_files: p2.overlayFiles,
     problem_statement: statement,

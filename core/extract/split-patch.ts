@@ -1,13 +1,16 @@
 import { isTestFile, isTestModule } from '../foundation/files.ts';
 import { gitBytes, pathBytes, pathShown, pathText, readBlob } from '../foundation/git.ts';
+import { dataConsumers, type DataConsumers } from './data-consumers.ts';
 
 export interface SplitPatch {
   /** Diff of non-test files. */
   source: string;
   /** Diff of test files. */
   tests: string;
-  /** Test modules touched and present at head. */
+  /** What to run: test modules touched and present at head, data files a conftest hook collects, and the modules that read the PR's other data files. */
   testFiles: string[];
+  /** The modules added for the PR's data files (fixtures, golden files), and the data files no module reads. */
+  dataConsumers: DataConsumers;
   /** Every test file touched and present at head (modules and support files: models, fixtures, conftest.py). */
   overlayFiles: string[];
 }
@@ -42,11 +45,16 @@ export async function splitPatch(clone: string, base: string, head: string): Pro
     (test ? parts.tests : parts.source).push(section.text);
   }
   const modules = tests.filter((t) => !t.deleted && isTestModule(pathShown(t.path))).map((t) => t.path);
-  const collected = await collectedDataFiles(clone, head, tests.filter((t) => !t.deleted && !isTestModule(pathShown(t.path))).map((t) => t.path));
+  const data = tests.filter((t) => !t.deleted && !isTestModule(pathShown(t.path))).map((t) => t.path);
+  const collected = await collectedDataFiles(clone, head, data);
+  // Collected files are tests themselves; an expected output stands for its input, which is collected.
+  const read = await dataConsumers(clone, head, data.filter((f) => !collected.includes(f) && !collected.some((c) => f.startsWith(`${c}.`))), modules);
+  const runs = [...modules, ...collected.filter((f) => !modules.includes(f))];
   return {
     source: Buffer.concat(parts.source).toString('utf8'),
     tests: Buffer.concat(parts.tests).toString('utf8'),
-    testFiles: [...modules, ...collected.filter((f) => !modules.includes(f))],
+    testFiles: [...runs, ...[...new Set(read.consumers.map((c) => c.module))].filter((m) => !runs.includes(m))],
+    dataConsumers: read,
     overlayFiles: tests.filter((t) => !t.deleted).map((t) => t.path),
   };
 }

@@ -26,8 +26,12 @@ function quotedCode(input: JudgeInput): string | null {
 }
 
 const RULE_SETS: Record<string, (input: JudgeInput) => { leak: string | null }> = {
-  /** Leak = an identifier only PR2 introduces appears in the statement. */
+  /**
+   * Leak = a statement foresight wrote names an identifier only PR2 introduces. PR1's raw text predates PR2,
+   * and any 4-letter word counts here: on it the code-shaped leak detector (leak.ts) alone decides.
+   */
   identifiers(input) {
+    if (input.statementOrigin === 'raw') return { leak: null };
     const stated = identifiers(input.problemStatement);
     const hit = [...pr2OnlyIdentifiers(input)].find((id) => stated.has(id));
     return { leak: hit ? `the statement names ${hit}, which only PR2 introduces` : null };

@@ -44,6 +44,7 @@ function describe(r: RecheckResult): string {
   const parts = r.sets.map((d) => `${d.field}: ${d.stored.length ? `-${d.stored.join(' -')}` : ''}${d.stored.length && d.rerun.length ? ' ' : ''}${d.rerun.length ? `+${d.rerun.join(' +')}` : ''}`);
   if (r.exclusion) parts.push(`exclusion ${r.exclusion.stored ?? 'none'} -> ${r.exclusion.rerun ?? 'none'}`);
   if (r.backend) parts.push(`backend ${r.backend.stored} -> ${r.backend.rerun}`);
+  if (r.s1) parts.push(`S1 decided by ${r.s1.stored} -> ${r.s1.rerun}`);
   return parts.join('; ');
 }
 

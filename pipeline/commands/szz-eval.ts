@@ -5,7 +5,7 @@ import { ForesightError } from '../../core/foundation/errors.ts';
 import { git } from '../../core/foundation/git.ts';
 import { commitToChange, listChanges } from '../../core/history/changes.ts';
 import { createLogger } from '../../core/foundation/log.ts';
-import { evaluateSzz, formatScores, readOracle, type OracleEntry, type SzzVariant } from '../../stages/szz/index.ts';
+import { describeHorizon, ENOUGH, evaluateSzz, fitRepository, formatScores, MetaChanges, readOracle, type OracleEntry, type SzzVariant } from '../../stages/szz/index.ts';
 import { abortOnSignals } from '../signals.ts';
 import { executeOracle, formatExecuteReport } from '../szz-eval/execute.ts';
 import { dataRootOf, exitState, repoName, settings } from './shared.ts';
@@ -41,11 +41,27 @@ export async function szzEval(o: SzzEvalOpts): Promise<void> {
     // Scored by commit and by change: a chain's PR1 is a change, so any commit of the inducing PR names it.
     const { changes } = await listChanges(clone, { branch: config.discover.branch, units: config.discover.units, tracker: config.discover.tracker });
     const changeOf = commitToChange(changes);
+    // foresight blames within the horizon the szz stage would choose on this repository (cached with --repo).
+    const fit = variants.includes('foresight')
+      ? await fitRepository(clone, { meta: new MetaChanges(clone), cacheDir: o.repo ? repoDataDir(dataRootOf(config), repoName(o.repo)) : null, concurrency: o.concurrency, log })
+      : null;
     const results = [];
     for (const variant of variants) {
-      results.push(await evaluateSzz({ clone, oracle, variant, concurrency: o.concurrency, changeOf, onProgress: (d, t) => log.progress(variant, d, t) }));
+      results.push(await evaluateSzz({ clone, oracle, variant, concurrency: o.concurrency, changeOf, horizon: fit?.horizon.horizon ?? null, onProgress: (d, t) => log.progress(variant, d, t) }));
     }
     process.stdout.write(formatScores(results) + '\n');
+    if (fit) process.stdout.write(describeHorizon(fit.horizon) + '\n');
+    const ranker = results.find((r) => r.ranker)?.ranker;
+    if (ranker) {
+      const f = (n: number | null): string => (n === null ? '-' : n.toFixed(3));
+      const how =
+        ranker.basis === 'own'
+          ? "weights fitted on this oracle's other fixes (5 folds)"
+          : ranker.basis === 'blame'
+            ? `blame's top (the ranker needs ${ENOUGH} fixes with their inducer among the candidates and must score at least blame's top)`
+            : 'weights fitted on a mix of repositories (rank.ts)';
+      process.stdout.write(`szz: foresight predicts with ${how}; ${ranker.fixes} fixes usable; F1 ranker ${f(ranker.f1Own)}, blame's top ${f(ranker.f1Blame)}\n`);
+    }
     return;
   }
   if (!o.repo) throw new ForesightError('szz-eval --execute needs --repo', { remedy: "pass --repo owner/name (its recipe shapes the tests' environment, e.g. --repo django/django)" });

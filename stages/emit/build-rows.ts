@@ -21,6 +21,8 @@ export interface RowContext {
 const json = (v: unknown): string => JSON.stringify(v);
 
 function evidence(c: JudgedChain): string {
+  // Set when PR1's overlaid tests crashed the runner at pr1_base and S1 was decided on their base version.
+  const s1 = c.states.find((s) => s.name === 'S1')?.decidedBy;
   return json({
     picked_by: c.szz.pickedBy,
     references: c.references.map((r) => ({ kind: r.kind, target: r.target, sha: r.sha, text: r.text, source: r.source })),
@@ -32,8 +34,12 @@ function evidence(c: JudgedChain): string {
     blamed_lines: c.szz.blamedLines,
     unattributed_score: c.szz.unattributedScore,
     add_only: c.szz.addOnly,
-    // Execution-confirmed attribution (validate): the method, the first bad commit, the bisection's steps, what blame said instead.
+    // Test modules run because they read a PR's data files (fixtures, golden files), and what each reads and why.
+    data_consumers: c.data_consumers,
+    // Execution-confirmed attribution (validate): the method, the first bad commit, the bisection's steps, what blame said instead,
+    // and `predates`: the probe of pr1_base with PR2's source change (a `defect_predates_pr1` exclusion's evidence).
     attribution: c.attribution,
+    ...(s1 ? { s1_decided_by: { reason: s1.reason, crash: s1.crash } } : {}),
   });
 }
 

@@ -219,6 +219,40 @@ function labelTables(input: CardInput): string[] {
   ];
 }
 
+/** `picked_by` of a row's mining_evidence: attribution is asked only when blame chose PR1. */
+function pickedBy(r: Row): string | null {
+  try {
+    const v = (JSON.parse(String(r.mining_evidence)) as { picked_by?: unknown }).picked_by;
+    return typeof v === 'string' ? v : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Per judgement, how many `test` rows a judge decided and how many none did (`not judged`: the offline
+ * rules abstain where they cannot read the answer reliably; the row stays, its verdict null).
+ */
+function judgedCounts(input: CardInput): string[] {
+  const inTest = new Set(input.testRows.map((r) => r.instance_id));
+  const rows = input.verifiedRows.filter((r) => inTest.has(r.instance_id));
+  if (!rows.length) return [];
+  const known = (r: Row, key: string) => r[key] !== null && r[key] !== undefined;
+  const count = (key: string, asked: ReadonlyArray<Row> = rows) => [asked.length, asked.filter((r) => known(r, key)).length, asked.filter((r) => !known(r, key)).length];
+  return [
+    ...table(
+      ['judgement (`verified` column)', '`test` rows asked', 'judged', NOT_JUDGED],
+      [
+        ['eligibility (`eligibility_verdict`)', ...count('eligibility_verdict')],
+        ['attribution (`attribution_verdict`; asked when blame chose PR1)', ...count('attribution_verdict', rows.filter((r) => pickedBy(r) === 'blame'))],
+        ['fairness (`fairness_consensus`)', ...count('fairness_consensus')],
+        ['solvability (`solvability_verdict`)', ...count('solvability_verdict')],
+      ],
+    ),
+    '',
+  ];
+}
+
 function funnelTable(f: Funnel): string[] {
   return table(
     ['step', 'chains'],
@@ -302,8 +336,9 @@ export function datasetCard(input: CardInput): string {
     '',
     '## Judgements',
     '',
-    "`judged_by` in `quality` (test) and `llm_usage` (verified) says who judged a row: `llm` (an OpenAI-compatible endpoint) or `rules` (the offline default, which judges eligibility, attribution and fairness only: every other judgement column stays null and `eval_ready` is false, never guessed).",
+    "`judged_by` in `quality` (test) and `llm_usage` (verified) says who judged a row: `llm` (an OpenAI-compatible endpoint) or `rules` (the offline default, which decides only what a rule can read reliably: it excludes reverts, changes that outside their tests touch only documentation or version strings, and explicit feature requests with no defect named in PR2's text or discussion, and otherwise abstains; a chain it abstains on stays in `test` with a null verdict, counted below as _not judged_; every other judgement column stays null and `eval_ready` is false, never guessed).",
     '',
+    ...judgedCounts(input),
     "- `problem_statement`: PR1's own words (title, body, the issue or ticket it closes, written before it merged); a statement coded `B2` (under-specified) is enriched from PR1's own material and re-judged (solvability, clarity, two fairness judges on distinct models, a deterministic leak detector) until it passes or a bound is reached: `pr1_code_original`, `pr1_code`, `pr1_spec_repaired`, and every round in `spec_repairs` (verified). PR2 never enters that repair.",
     '- `pr1_code` / `pr2_spec_code`: A solvable; B1 tests check details the statement cannot imply; B2 under-specified; B3 tests check a different task; B4 needs outside knowledge; B5 the gold patch bundles unrelated changes the tests require.',
     "- `clarity_score` 0 (clear) – 3 (unusable); `pr1_task_type` bug / feature / mixed; `eval_ready` = PR2 is a bug fix ∧ `pr1_code` = A ∧ clarity ≤ 1.",

@@ -40,19 +40,16 @@ export interface AttributeOptions {
   reportedAt?: string | null;
   /**
    * foresight only: look further than the fixed lines (the blocks around them, the fixed files' newest
-   * history) and rank every commit found with `weights` (default: fitted on the Django oracle, rank.ts).
+   * history) and rank every commit found with `weights` (default: fitted on a mix of repositories, rank.ts).
    */
   wider?: boolean;
   weights?: RankerWeights;
-  /** foresight only: seconds of history before the fix's parent that blame and the files' history look at (default HORIZON; null: all of it). */
+  /**
+   * foresight only: seconds of history before the fix's parent that blame and the files' history look at;
+   * null or absent: all of it. The szz stage passes the horizon chosen on the repository's own fixes (repo-fit.ts).
+   */
   horizon?: number | null;
 }
-
-/**
- * How far back foresight looks for an inducing commit: 3 years before the fix's parent holds 97% of
- * the Django oracle's inducing commits and makes blame about 4x cheaper (bench/README.md).
- */
-export const HORIZON = 3 * 365 * 86400;
 
 /** The fixed files' newest commits looked at, per file. */
 const RECENT_PER_FILE = 10;
@@ -82,12 +79,12 @@ interface Target {
 }
 
 /** The old-side lines to blame in one file, with weights. */
-async function targetsFor(clone: string, base: string, f: FixedLines, variant: SzzVariant, addOnly: boolean): Promise<Target[]> {
+async function targetsFor(baseText: () => Promise<string>, f: FixedLines, variant: SzzVariant, addOnly: boolean): Promise<Target[]> {
   if (variant === 'b-szz') return f.removed.map((r) => ({ line: r.line, weight: 1 }));
   if (!addOnly) return f.removed.filter((r) => !isBlankOrComment(r.text, f.file)).map((r) => ({ line: r.line, weight: 1 }));
   // A fix that only adds lines (a new guard, a missing case): the defect lives in the code around the
   // insertion. Blame the enclosing function, each hunk worth one line, the lines it guards counting most.
-  const text = await git(clone, ['show', '--end-of-options', `${base}:${f.file}`]);
+  const text = await baseText();
   const lines = text.split('\n');
   const targets: Target[] = [];
   for (const anchor of f.anchors) {
@@ -162,14 +159,19 @@ export async function attributeFix(clone: string, fix: { baseSha: string; mergeS
   let blockBeyond = 0;
 
   const wider = opts.variant === 'foresight' && opts.wider === true;
-  const horizon = opts.variant === 'foresight' ? (opts.horizon === undefined ? HORIZON : opts.horizon) : null;
-  const baseTime = wider || horizon !== null ? Number((await git(clone, ['show', '-s', '--format=%ct', '--end-of-options', fix.baseSha])).trim()) : 0;
+  const horizon = opts.variant === 'foresight' ? (opts.horizon ?? null) : null;
+  // The base's time from the commit facts already read (one git call fewer per fix), else from git.
+  const baseTime =
+    wider || horizon !== null ? ((await opts.meta?.commitTime(fix.baseSha)) ?? Number((await git(clone, ['show', '-s', '--format=%ct', '--end-of-options', fix.baseSha])).trim())) : 0;
   const since = horizon === null ? null : baseTime - horizon;
   const block = new Map<string, { lines: number; time: number }>();
   let blockTotal = 0;
   for (const f of files) {
-    const targets = await targetsFor(clone, fix.baseSha, f, opts.variant, addOnly);
-    const around = wider ? blockLines(await git(clone, ['show', '--end-of-options', `${fix.baseSha}:${f.file}`]), f) : [];
+    // The file at the base, read once for the add-only targets and the blocks around the fix.
+    let text: Promise<string> | undefined;
+    const baseText = (): Promise<string> => (text ??= opts.meta ? opts.meta.fileAt(fix.baseSha, f.file) : git(clone, ['show', '--end-of-options', `${fix.baseSha}:${f.file}`]));
+    const targets = await targetsFor(baseText, f, opts.variant, addOnly);
+    const around = wider ? blockLines(await baseText(), f) : [];
     if (!targets.length && !around.length) continue;
     const weight = new Map(targets.map((t) => [t.line, t.weight]));
     const aroundSet = new Set(around);

@@ -6,7 +6,8 @@ import { git, revParse } from '../../core/foundation/git.ts';
 import { attributeFix, selectFiles, type SzzVariant } from './attribute.ts';
 import { fixedLines } from './diff-lines.ts';
 import { MetaChanges } from './meta.ts';
-import { CONFIDENT } from './rank.ts';
+import { crossPredict, ENOUGH, type RankCase } from './fit.ts';
+import { CONFIDENT, type CandidateFeatures, type RankerWeights } from './rank.ts';
 
 /**
  * A commit as an oracle names it: an object name, full or abbreviated. Nothing else reaches git from
@@ -42,7 +43,31 @@ export interface Evaluation {
    * inducing commit, which is what a chain needs (its PR1 is a change); given a commit -> change map.
    */
   byChange?: Scores;
+  /**
+   * foresight: what predicted. 'own': weights cross-fitted on this oracle's other fixes (at least ENOUGH of
+   * them with their inducer among the candidates), chosen because on these fixes they scored at least
+   * blame's top; 'blame': blame's top (too few fixes, or the ranker did not beat it); 'mix': rank.ts's
+   * weights (FITTED, fitted on a mix of repositories), asked for. F1 of the cross-fitted ranker and of blame's top.
+   */
+  ranker?: { basis: 'own' | 'blame' | 'mix'; fixes: number; f1Own: number | null; f1Blame: number };
 }
+
+/** The candidate with the largest share of the fixed lines' blame (on a tie the newer): what blame alone would predict. */
+export function blameTop(c: RankCase): string | null {
+  let top: RankCase['candidates'][number] | null = null;
+  for (const x of c.candidates) {
+    if (x.features.blame <= 0) continue;
+    if (!top || x.features.blame > top.features.blame || (x.features.blame === top.features.blame && x.features.age < top.features.age)) top = x;
+  }
+  return top?.sha ?? null;
+}
+
+function scorePredicted(rows: ReadonlyArray<{ fix: string; inducing: string[] }>, predicted: ReadonlyMap<string, string | null>): number {
+  return scoreRows('foresight', rows.map((r) => ({ predicted: predicted.get(r.fix) ? [predicted.get(r.fix)!] : [], inducing: r.inducing })), 0).f1;
+}
+
+/** Folds of the own-weights cross-fit: each fix is predicted by weights fitted on the other 4/5. */
+const OWN_FOLDS = 5;
 
 /** Rows with their commits replaced by the changes holding them (each change once; a commit of no change stands for itself). */
 export function rowsByChange<R extends { predicted: string[]; inducing: string[] }>(rows: readonly R[], changeOf: ReadonlyMap<string, string>): R[] {
@@ -73,13 +98,19 @@ export interface FixPrediction {
   candidates: string[];
   inducing: string[];
   addOnly: boolean;
+  /** foresight: every candidate with what ranked it (for weights fitted on other fixes). */
+  ranked: Array<{ sha: string; features: CandidateFeatures }>;
 }
 
 /** Predict one oracle fix's inducing commits from code history alone (the wider attribution; the fix's message is never read). */
-export async function predictFix(clone: string, e: OracleEntry, opts: { variant: SzzVariant; meta: MetaChanges }): Promise<FixPrediction> {
+export async function predictFix(
+  clone: string,
+  e: OracleEntry,
+  opts: { variant: SzzVariant; meta: MetaChanges; horizon?: number | null; weights?: RankerWeights },
+): Promise<FixPrediction> {
   // --end-of-options here and in every git call below: entries passed in directly skip readOracle's checks.
   const base = (await git(clone, ['rev-parse', '--verify', '--end-of-options', `${e.fix}^1`])).trim();
-  const att = await attributeFix(clone, { baseSha: base, mergeSha: e.fix }, { variant: opts.variant, meta: opts.meta, wider: true });
+  const att = await attributeFix(clone, { baseSha: base, mergeSha: e.fix }, { variant: opts.variant, meta: opts.meta, wider: true, horizon: opts.horizon, weights: opts.weights });
   const top = att.commits.slice(0, 1).map((c) => c.sha);
   // foresight predicts its top candidate when the ranker is confident enough; B-SZZ every blamed commit.
   const predicted = opts.variant === 'b-szz' ? att.commits.map((c) => c.sha) : att.commits[0] && att.commits[0].score >= CONFIDENT ? top : [];
@@ -87,13 +118,17 @@ export async function predictFix(clone: string, e: OracleEntry, opts: { variant:
   const addOnly = selectFiles(await fixedLines(clone, base, e.fix), 'foresight').every((f) => f.removed.length === 0);
   // Predictions are full shas: an abbreviated oracle entry is compared by the commit it names.
   const inducing = await Promise.all(e.inducing.map((s) => revParse(clone, s).catch(() => s)));
-  return { predicted, top, candidates: att.commits.map((c) => c.sha), inducing, addOnly };
+  const ranked = opts.variant === 'foresight' ? att.commits.flatMap((c) => (c.features ? [{ sha: c.sha, features: c.features }] : [])) : [];
+  return { predicted, top, candidates: att.commits.map((c) => c.sha), inducing, addOnly, ranked };
 }
 
 /**
  * Predict the inducing commits of each oracle fix from code history alone (the fix's message is
  * never read) and score them: B-SZZ predicts every blamed commit, foresight (the wider attribution,
  * rank.ts) its top-ranked one when the ranker is confident, and `allTop` scores its top whatever the score.
+ * foresight's weights are the oracle's own when at least ENOUGH of its fixes have their inducer among
+ * the candidates (each fix predicted by weights fitted on the other folds, never on itself) and they score
+ * at least blame's top on those fixes; otherwise foresight predicts blame's top (`ranker` says which).
  */
 export async function evaluateSzz(opts: {
   clone: string;
@@ -103,27 +138,52 @@ export async function evaluateSzz(opts: {
   onProgress?: (done: number, total: number) => void;
   /** Commit -> the change holding it (core/history commitToChange): adds the scores by change. */
   changeOf?: ReadonlyMap<string, string>;
+  /** foresight: the history horizon (seconds; null or absent: the whole history). */
+  horizon?: number | null;
+  /** foresight: 'own' (default) cross-fits weights on the oracle when it has enough fixes (else blame's top); 'mix' keeps rank.ts's. */
+  weights?: 'own' | 'mix';
 }): Promise<Evaluation> {
   const meta = new MetaChanges(opts.clone);
   const queue = new PQueue({ concurrency: opts.concurrency ?? 2 });
-  const rows: Array<{ predicted: string[]; top: string[]; inducing: string[]; addOnly: boolean }> = [];
+  const rows: Array<FixPrediction & { fix: string }> = [];
   let done = 0;
   const started = Date.now();
   await Promise.all(
     opts.oracle.map((e) =>
       queue.add(async () => {
-        rows.push(await predictFix(opts.clone, e, { variant: opts.variant, meta }));
+        rows.push({ fix: e.fix, ...(await predictFix(opts.clone, e, { variant: opts.variant, meta, horizon: opts.horizon })) });
         opts.onProgress?.(++done, opts.oracle.length);
       }),
     ),
   );
+  // Rows in the oracle's order: the folds must not depend on which blame finished first.
+  const order = new Map(opts.oracle.map((e, i) => [e.fix, i]));
+  rows.sort((a, b) => order.get(a.fix)! - order.get(b.fix)!);
+  let ranker: Evaluation['ranker'];
+  if (opts.variant === 'foresight') {
+    const cases: RankCase[] = rows.map((r) => ({ fix: r.fix, inducing: r.inducing, candidates: r.ranked }));
+    const usable = cases.filter((c) => c.candidates.some((x) => c.inducing.includes(x.sha))).length;
+    if ((opts.weights ?? 'own') === 'own') {
+      const blame = new Map(cases.map((c) => [c.fix, blameTop(c)]));
+      const own = usable >= ENOUGH ? crossPredict(cases, OWN_FOLDS) : null;
+      const f1Blame = scorePredicted(rows, blame);
+      const f1Own = own ? scorePredicted(rows, own) : null;
+      // The ranker predicts only where it beat blame's own top on these fixes; else blame's top is the prediction.
+      const use = own && f1Own !== null && f1Own >= f1Blame ? own : blame;
+      for (const r of rows) {
+        const p = use.get(r.fix);
+        r.predicted = p ? [p] : [];
+      }
+      ranker = { basis: use === own ? 'own' : 'blame', fixes: usable, f1Own, f1Blame };
+    } else ranker = { basis: 'mix', fixes: usable, f1Own: null, f1Blame: scorePredicted(rows, new Map(cases.map((c) => [c.fix, blameTop(c)]))) };
+  }
   const seconds = (Date.now() - started) / 1000;
   const addOnly = rows.filter((r) => r.addOnly);
   const all = scoreRows(opts.variant, rows, seconds);
   const addOnlyScores = scoreRows(opts.variant, addOnly, (seconds * addOnly.length) / Math.max(1, rows.length));
   const byChange = opts.changeOf ? { byChange: scoreRows(opts.variant, rowsByChange(rows, opts.changeOf), seconds) } : {};
   if (opts.variant === 'b-szz') return { all, addOnly: addOnlyScores, ...byChange };
-  return { all, addOnly: addOnlyScores, allTop: scoreRows(opts.variant, rows.map((r) => ({ ...r, predicted: r.top })), seconds), ...byChange };
+  return { all, addOnly: addOnlyScores, allTop: scoreRows(opts.variant, rows.map((r) => ({ ...r, predicted: r.top })), seconds), ...byChange, ranker };
 }
 
 /** Read a JSONL oracle, refusing the first line that is not `{"fix": <sha>, "inducing": [<sha>, ...]}`. */

@@ -6,7 +6,9 @@ import { CandidateSchema, type Candidate } from '../../core/foundation/model/can
 import { commitToChange, listChanges } from '../../core/history/changes.ts';
 import { attributeFix } from './attribute.ts';
 import { MetaChanges } from './meta.ts';
+import { ENOUGH, YEAR, type HorizonFit } from './fit.ts';
 import { pickIntroducer, toEvidence } from './pick.ts';
+import { fitRepository } from './repo-fit.ts';
 import { ChainSchema, type Chain } from '../../core/foundation/model/chain.ts';
 
 /** A candidate for which no introducing change was found: kept in the checkpoint so it is not redone. */
@@ -35,6 +37,10 @@ export const szzStage: StageDef<Candidate, Chain> = {
     await git(ctx.repo.clone, ['commit-graph', 'write', '--reachable', '--changed-paths']).catch((err: unknown) =>
       ctx.log.warn(`could not write a commit-graph (blame will be slower): ${(err as Error).message}`),
     );
+    // The history horizon comes from this repository's own "regression in <sha>" fixes, or there is none.
+    const fit = await fitRepository(ctx.repo.clone, { meta, cacheDir: ctx.repoDir, concurrency: ctx.config.szz.concurrency, log: ctx.log });
+    const horizon = fit.horizon.horizon;
+    ctx.log.info(describeHorizon(fit.horizon));
     const results = await ctx.forEach(
       candidates,
       { id: (c) => c.pr2.id, label: 'blaming fixes', concurrency: ctx.config.szz.concurrency, schema: ItemResultSchema },
@@ -45,7 +51,7 @@ export const szzStage: StageDef<Candidate, Chain> = {
           if (!target?.target) return { dropped: cand.pr2.id };
           return { ...cand, pr1: changes.get(target.target)!, mining_category: 'cross_reference', szz: { ...NO_BLAME, pickedBy: 'revert_target' } };
         }
-        const att = await attributeFix(ctx.repo.clone, cand.pr2, { variant: 'foresight', meta, reportedAt: cand.reportedAt });
+        const att = await attributeFix(ctx.repo.clone, cand.pr2, { variant: 'foresight', meta, reportedAt: cand.reportedAt, horizon });
         const picked = pickIntroducer(cand, toEvidence(att, changeOf, cand.pr2.id), changes);
         if (!picked) return { dropped: cand.pr2.id };
         return { ...cand, ...picked };
@@ -61,12 +67,26 @@ export const szzStage: StageDef<Candidate, Chain> = {
         by_szz: chains.filter((c) => c.mining_category === 'szz').length,
         by_reference: chains.filter((c) => c.mining_category === 'cross_reference').length,
         by_advisory: chains.filter((c) => c.mining_category === 'advisory').length,
+        // The horizon (absent: the whole history) and how many own fixes named their inducer.
+        ...(horizon === null ? {} : { horizon_years: horizon / YEAR }),
+        own_oracle_fixes: fit.horizon.fixes,
       },
     };
   },
 };
 
-export { evaluateSzz, formatScores, predictFix, readOracle, scoreRows, type FixPrediction, type OracleEntry, type Scores } from './evaluate.ts';
+/** One line saying which horizon blame uses and why. */
+export function describeHorizon(h: HorizonFit): string {
+  if (h.basis === 'too_few') return `szz: blaming the whole history: ${h.fixes} fixes name their inducing commit, a horizon needs ${ENOUGH}`;
+  const what = h.horizon === null ? 'the whole history' : `a ${h.horizon / YEAR}-year horizon`;
+  return `szz: blaming ${what}, chosen on ${h.fixes} of the repository's own fixes (blame-only F1 ${h.f1.toFixed(3)}, whole history ${h.f1Without.toFixed(3)})`;
+}
+
+export { evaluateSzz, formatScores, predictFix, readOracle, rowsByChange, scoreRows, type FixPrediction, type OracleEntry, type Scores } from './evaluate.ts';
 export { MetaChanges } from './meta.ts';
-export { attributeFix, HORIZON, type SzzVariant } from './attribute.ts';
-export { CONFIDENT, FEATURES, type CandidateFeatures, type RankerWeights } from './rank.ts';
+export { pickIntroducer, toEvidence } from './pick.ts';
+export { attributeFix, type SzzVariant } from './attribute.ts';
+export { crossPredict, crossValidate, ENOUGH, fit, fitHorizon, fitWithBias, HORIZONS, predictTop, scoreHorizon, scoreTop1, topWithin, YEAR, type HorizonCase, type HorizonFit, type RankCase } from './fit.ts';
+export { namedInducers, ownOracle } from './own-oracle.ts';
+export { fitRepository, horizonCases, OWN_FIXES, type RepositoryFit } from './repo-fit.ts';
+export { CONFIDENT, FEATURES, FITTED, type CandidateFeatures, type RankerWeights } from './rank.ts';

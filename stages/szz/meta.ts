@@ -1,6 +1,7 @@
 import { git, gitRecords } from '../../core/foundation/git.ts';
 import { scratchFile } from '../../core/foundation/scratch.ts';
 import { REVERT_SUBJECT } from '../../core/sources/git/find-references.ts';
+import { BlobReader } from './blobs.ts';
 
 export type MetaReason = 'merge' | 'revert' | 'mass_change';
 
@@ -8,6 +9,8 @@ interface CommitFacts {
   merge: boolean;
   revert: boolean;
   files: number;
+  /** Committer time (unix seconds). */
+  time: number;
 }
 
 /**
@@ -18,22 +21,32 @@ interface CommitFacts {
 export class MetaChanges {
   private facts: Promise<Map<string, CommitFacts>> | undefined;
   private readonly ignoreFiles = new Map<string, Promise<string | null>>();
+  private readonly blobs: BlobReader;
 
   constructor(
     private readonly clone: string,
     /** A commit touching at least this many files is a mass change (reformatting, license headers). */
     private readonly massFiles = 100,
     private readonly rev = 'HEAD',
-  ) {}
+  ) {
+    this.blobs = new BlobReader(clone);
+  }
+
+  /** The text of `path` at `rev` through one long-lived git process (no process per file); git show for a name it cannot carry. */
+  async fileAt(rev: string, path: string): Promise<string> {
+    const text = await this.blobs.read(rev, path).catch(() => undefined);
+    if (typeof text === 'string') return text;
+    return git(this.clone, ['show', '--end-of-options', `${rev}:${path}`]);
+  }
 
   private load(): Promise<Map<string, CommitFacts>> {
     this.facts ??= (async () => {
       const map = new Map<string, CommitFacts>();
       // Only the number of names is used: git's quoting of unusual ones does not change it.
-      const args = ['log', '--format=%x1e%H%x1f%P%x1f%s', '--name-only', '--no-renames', '--end-of-options', this.rev];
+      const args = ['log', '--format=%x1e%H%x1f%P%x1f%ct%x1f%s', '--name-only', '--no-renames', '--end-of-options', this.rev];
       for await (const rec of gitRecords(this.clone, args, '\x1e')) {
         const nl = rec.indexOf('\n');
-        const [sha = '', parents = '', subject = ''] = (nl < 0 ? rec : rec.slice(0, nl)).split('\x1f');
+        const [sha = '', parents = '', time = '0', subject = ''] = (nl < 0 ? rec : rec.slice(0, nl)).split('\x1f');
         if (!sha.trim()) continue;
         // A root commit adds the project: nothing to look through, whatever its size.
         const root = !parents.trim();
@@ -42,6 +55,7 @@ export class MetaChanges {
           merge: parents.trim().split(' ').filter(Boolean).length > 1,
           revert: REVERT_SUBJECT.test(subject),
           files,
+          time: Number(time),
         });
       }
       return map;
@@ -60,6 +74,11 @@ export class MetaChanges {
   /** How many files `sha` changed; null when the commit is not in the history read. */
   async filesChanged(sha: string): Promise<number | null> {
     return (await this.load()).get(sha)?.files ?? null;
+  }
+
+  /** The committer time of `sha` (unix seconds); null when the commit is not in the history read. */
+  async commitTime(sha: string): Promise<number | null> {
+    return (await this.load()).get(sha)?.time ?? null;
   }
 
   /**

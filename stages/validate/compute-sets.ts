@@ -22,10 +22,17 @@ const pytestFileOf: FileOf = (id, testFiles) => testFileOf(null, id, testFiles);
 
 /**
  * Outcome of a test at a base state (S1/S4). A test file that cannot be imported there but collects
- * at the head state (S2/S5) counts as failing: the missing code is the task.
+ * at the head state (S2/S5) counts as failing: the missing code is the task. A base state that ran the
+ * base's own version of the test files because the overlaid ones crashed the runner (`decidedBy`) keeps
+ * the tests that pass in that version; every other test the head reports fails there, as the whole
+ * overlaid run did.
  */
 function atBase(base: StateResult, head: StateResult, id: string, fileOf: FileOf): Effective {
   const own = base.tests[id];
+  if (base.decidedBy && base.outcome.kind === 'ran') {
+    if (own === 'pass' || own === 'flaky') return own;
+    return head.tests[id] ? 'fail' : 'absent';
+  }
   if (own) return own;
   const file = fileOf(id, head.testFiles);
   if (file !== null && base.collectionErrors.includes(file) && !head.collectionErrors.includes(file) && head.tests[id]) return 'fail';
@@ -105,8 +112,19 @@ function exclusionFor(states: Record<StateName, StateResult>, sets: Omit<ChainSe
   // test files (e.g. a Django test app's models) need code the PR adds. The chain, not the environment.
   const crash = (base: StateResult, head: StateResult): string | null =>
     base.outcome.kind === 'chain' && base.outcome.reason === 'runner_crash' && head.outcome.kind === 'ran' ? base.outcome.detail : null;
-  const s1Crash = crash(states.S1, states.S2);
-  if (s1Crash !== null && !broken(['S2'])) return ex('pr1_base_crash', `S1: ${s1Crash}`);
+  const decided = states.S1.decidedBy;
+  if (decided && !broken(['S2'])) {
+    // The overlaid tests crashed the runner at pr1_base and the base's own version of them ran instead:
+    // a crash there too, or none of them at the base, leaves no evidence; an infrastructure failure is none either.
+    const o = states.S1.outcome;
+    if (o.kind === 'chain' || (o.kind === 'infra' && o.reason === 'no_tests_collected')) {
+      return ex('pr1_base_crash', `S1: ${decided.crash}; the base's own version of PR1's test files: ${o.detail}`);
+    }
+    if (o.kind === 'infra') return ex('env_failed_pr1', `S1 (the base's own version of PR1's test files): ${o.detail}`);
+  } else {
+    const s1Crash = crash(states.S1, states.S2);
+    if (s1Crash !== null && !broken(['S2'])) return ex('pr1_base_crash', `S1: ${s1Crash}`);
+  }
   const pr1 = broken(['S1', 'S2']);
   if (pr1) return ex('env_failed_pr1', pr1);
   const s4Crash = crash(states.S4, states.S5);
@@ -115,6 +133,12 @@ function exclusionFor(states: Record<StateName, StateResult>, sets: Omit<ChainSe
   if (s3Crash !== null && !broken(['S4', 'S5'])) return ex('anticipation_not_gradeable', `S3: ${s3Crash}`);
   const pr2 = broken(['S3', 'S4', 'S5']);
   if (pr2) return ex('env_failed_pr2', pr2);
+  if (decided) {
+    // Decided test by test: excluded only when that leaves a set empty, for the crash is why.
+    const none = (what: string): Exclusion => ex('pr1_base_crash', `S1: ${decided.crash}; run in their base version at pr1_base, ${what}`);
+    if (!sets.FAIL_TO_PASS.length) return none(`no test of PR1's test files fails there and passes at pr1_head (${failsAtS1.length} count as failing there)`);
+    if (!sets.PASS_TO_PASS.length) return none('no test of PR1\'s test files passes there and at pr1_head');
+  }
   if (!failsAtS1.length) {
     const skipped = skippedAtHead(states.S1, states.S2);
     if (skipped.length) return ex('pr1_tests_skipped', `skipped at pr1_head: ${skipped.slice(0, 5).join(', ')}`);

@@ -27,10 +27,24 @@ export type RecheckResult = { instance_id: string; wallMs: number } & (
       /** `reason` (or null) stored → rerun, when the exclusion changed. */
       exclusion: { stored: string | null; rerun: string | null } | null;
       backend: { stored: string; rerun: string } | null;
+      /** How S1 was decided (S1Decision) stored → rerun, when that changed: the same sets from other evidence do not hold. */
+      s1: { stored: S1Decision; rerun: S1Decision } | null;
     }
   /** The rerun could not run (Docker, an image): no evidence either way. */
   | { verdict: 'error'; detail: string }
 );
+
+/**
+ * How a chain's S1 was decided: `overlay`, PR1's test files laid over pr1_base; `base_version`, their base's own
+ * version, after the overlaid ones crashed the runner (StateResult.decidedBy); `none`, S1 did not run.
+ */
+export type S1Decision = 'overlay' | 'base_version' | 'none';
+
+export function s1Decision(v: Pick<ValidatedChain, 'states'>): S1Decision {
+  const s1 = v.states.find((s) => s.name === 'S1');
+  if (!s1) return 'none';
+  return s1.decidedBy ? 'base_version' : 'overlay';
+}
 
 /** The chain as extract gave it to validate (validate's own exclusion and sets dropped). */
 export function asExtracted(v: ValidatedChain): ExtractedChain {
@@ -51,7 +65,9 @@ export function compareValidated(stored: ValidatedChain, rerun: ValidatedChain):
   const now = rerun.excluded?.reason ?? null;
   const exclusion = was === now ? null : { stored: was, rerun: now };
   const backend = stored.db_backend === rerun.db_backend ? null : { stored: stored.db_backend, rerun: rerun.db_backend };
-  return sets.length || exclusion || backend ? { sets, exclusion, backend } : null;
+  const [s1Was, s1Now] = [s1Decision(stored), s1Decision(rerun)];
+  const s1 = s1Was === s1Now ? null : { stored: s1Was, rerun: s1Now };
+  return sets.length || exclusion || backend || s1 ? { sets, exclusion, backend, s1 } : null;
 }
 
 export interface RecheckOptions extends Omit<ChainWorkOptions, 'poolSize'> {

@@ -20,6 +20,25 @@ export function stateRequests(c: ExtractedChain): StateRequest[] {
   ];
 }
 
+/**
+ * S1 again with the base's own version of PR1's test files (no overlay): run when PR1's overlaid test files
+ * crash the runner at pr1_base (a Django test app's models use an option PR1 adds) while pr1_head runs them.
+ */
+export function baseVersionRequest(c: ExtractedChain): StateRequest {
+  return { name: 'S1', checkout: c.pr1_base, overlay: null, testFiles: c.pr1_test_files, overlayFiles: [] };
+}
+
+/**
+ * The crash of PR1's overlaid test files at pr1_base, when it came before any test result (the whole runner
+ * fell, as in Django's app loading) and pr1_head ran the same files: S1 is then decided on their base version.
+ * A run cut short after some results, or one whose count disagrees, stays what it was.
+ */
+export function overlayCrash(s1: StateResult, s1Runs: readonly StateRun[], s2: StateResult): string | null {
+  if (s1.overlay === null || s1.outcome.kind !== 'chain' || s2.outcome.kind !== 'ran' || s2.collectionErrors.length) return null;
+  if (!s1Runs.every((r) => r.kind === 'report' && Object.keys(r.parsed.tests).length === 0)) return null;
+  return s1.outcome.detail;
+}
+
 /** What each state runs, for the progress notes. */
 const STATE_COMMITS: Record<StateName, string> = {
   S1: "pr1_base + PR1's tests",
@@ -84,7 +103,8 @@ export async function runChainStates(opts: {
   const started = (req: StateRequest, run: number, passes = 1): ((rs: StateRun[]) => void) => {
     const log = opts.log?.child({ state: req.name, run });
     const runs = passes > 1 ? `runs ${run}-${run + passes - 1}` : `run ${run}`;
-    log?.note(`${req.name} ${runs}/${opts.runs} (${STATE_COMMITS[req.name]})`);
+    const what = req.name === 'S1' && req.overlay === null ? "pr1_base, its own version of PR1's tests" : STATE_COMMITS[req.name];
+    log?.note(`${req.name} ${runs}/${opts.runs} (${what})`);
     return (rs) => log?.debug(`${req.name} ${runs}: ${rs.map((r) => (r.kind === 'report' ? `exit ${r.exitCode}` : r.kind)).join(', ')} in ${(rs.reduce((a, r) => a + r.durationMs, 0) / 1000).toFixed(1)} s`);
   };
   const run = async (env: ChainEnv, req: StateRequest, n: number, select?: StateRequestSelect): Promise<StateRun> => {
@@ -113,14 +133,10 @@ export async function runChainStates(opts: {
   };
   const states = {} as Record<StateName, StateResult>;
   const ready = new Map<StateName, { req: StateRequest; env: ChainEnv; runner: Runner; runs: StateRun[]; covers: Covers[] }>();
-  for (const req of stateRequests(opts.chain)) {
-    const era = await opts.envFor(req.name);
-    if (era.kind === 'broken') {
-      states[req.name] = brokenState(req, era.problem);
-      continue;
-    }
+  const times = repeat === 'all' ? opts.runs : 1;
+  /** The first runs of a state, or the install candidate its checkout outgrew. */
+  const firstRuns = async (era: Extract<ProbeEnv, { kind: 'ready' }>, req: StateRequest): Promise<StateRun[] | Extract<ChainStates, { kind: 'outgrown' }>> => {
     const runs: StateRun[] = [];
-    const times = repeat === 'all' ? opts.runs : 1;
     for (let i = 0; i < times; i++) {
       const r = await run(era.env, req, i + 1);
       const outgrew = i === 0 ? outgrownCandidate(r, era) : null;
@@ -128,12 +144,40 @@ export async function runChainStates(opts: {
       runs.push(r);
       if (r.kind !== 'report') break; // a broken state is not retried into a pass
     }
+    return runs;
+  };
+  const eras = new Map<StateName, Extract<ProbeEnv, { kind: 'ready' }>>();
+  for (const req of stateRequests(opts.chain)) {
+    const era = await opts.envFor(req.name);
+    if (era.kind === 'broken') {
+      states[req.name] = brokenState(req, era.problem);
+      continue;
+    }
+    const runs = await firstRuns(era, req);
+    if (!Array.isArray(runs)) return runs;
+    eras.set(req.name, era);
     ready.set(req.name, { req, env: era.env, runner: era.runner, runs, covers: runs.map(() => null) });
   }
+  // Set when S1 runs the base's own version of PR1's test files (their overlaid version crashed the runner).
+  let decidedBy: StateResult['decidedBy'];
   const fold = (): void => {
     for (const [name, s] of ready) states[name] = aggregateRuns(s.req, s.runs, s.runner.exitCodes, s.covers);
+    if (decidedBy) states.S1 = { ...states.S1, decidedBy };
   };
   fold();
+  const s1Era = eras.get('S1');
+  const s1Runs = ready.get('S1')?.runs;
+  const crash = s1Runs && states.S2 ? overlayCrash(states.S1, s1Runs, states.S2) : null;
+  if (crash !== null && s1Era) {
+    opts.log?.info(`PR1's test files laid over pr1_base crash the runner (${crash}): S1 is decided on their base version`);
+    // The repeats of S1 run this version too: its P2P candidates are checked for flakiness as any other.
+    const req = baseVersionRequest(opts.chain);
+    const runs = await firstRuns(s1Era, req);
+    if (!Array.isArray(runs)) return runs;
+    ready.set('S1', { req, env: s1Era.env, runner: s1Era.runner, runs, covers: runs.map(() => null) });
+    decidedBy = { reason: 'base_version_after_overlay_crash', overlay: opts.chain.pr1_head, crash };
+    fold();
+  }
   if (repeat !== 'all' && opts.runs > 1) {
     const runner = [...ready.values()][0]?.runner;
     const fileOf: FileOf = (id, files) => testFileOf(runner, id, files);

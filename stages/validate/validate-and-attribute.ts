@@ -182,6 +182,10 @@ export class ChainWork {
     if (att.kind === 'unattributed') {
       return done({ ...validated, attribution: att.record, gradeable: false, excluded: { reason: 'unattributed', detail: att.detail, stage: 'validate' } });
     }
+    if (att.kind === 'predates') {
+      log.info(`the defect predates ${chain.pr1.id}: ${att.record.predates?.detail ?? ''}`);
+      return done({ ...validated, attribution: att.record, gradeable: false, excluded: { reason: 'defect_predates_pr1', detail: att.detail, stage: 'validate' } });
+    }
     // Execution names another PR1: the chain is extracted (as extract does) and its states validated again for it.
     log.info(`the tests stop passing in ${att.pr1.id}, not ${chain.pr1.id} (${att.record.disagreements.map((d) => d.source).join(', ') || 'blame'}): PR1 moved`);
     const moved = await this.reextract(chain, att.pr1);

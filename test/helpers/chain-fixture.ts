@@ -61,6 +61,7 @@ export function validatedChain(over: Partial<ValidatedChain> = {}): ValidatedCha
     anticipation_test_files: ['tests/test_timeparse.py'],
     pr1_overlay_files: ['tests/test_timeparse.py'],
     anticipation_overlay_files: ['tests/test_timeparse.py'],
+    data_consumers: { pr1: { consumers: [], unreferenced: [], capped: null }, pr2: { consumers: [], unreferenced: [], capped: null } },
     problem_statement: 'Add parse_duration',
     problem_statement_raw: 'Add parse_duration',
     pr2_problem_statement_raw: 'Fix parse_duration ignoring uppercase units',

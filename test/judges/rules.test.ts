@@ -45,57 +45,76 @@ function chain(problemStatement: string, over: Partial<JudgeInput> = {}): JudgeI
 
 const CLEAN = 'Add a helper that turns a title into a URL slug: lowercase words joined by hyphens.';
 
-function eligibility(title: string) {
+/** The rules' eligibility for PR2 with this title (and body, empty unless given; patch, discussion): its verdict, or null (abstained). */
+function eligibility(title: string, over: Partial<JudgeInput['pr2']> = {}) {
   const input = chain(CLEAN);
-  const v = eligibilityJudge.rules({ ...input, pr2: { ...input.pr2, title } }, 'default')!;
-  return { verdict: v.verdict, pass: eligibilityJudge.passes(v) };
+  const v = eligibilityJudge.rules({ ...input, pr2: { ...input.pr2, title, body: '', ...over } }, 'default');
+  return v === null ? null : { verdict: v.verdict, pass: eligibilityJudge.passes(v) };
 }
 
+const diff = (file: string, removed: string, added: string) => `diff --git a/${file} b/${file}\n--- a/${file}\n+++ b/${file}\n@@ -1 +1 @@\n-${removed}\n+${added}\n`;
+
 function attribution(linesFromPr1: number, linesFromOthers: number) {
-  const v = attributionJudge.rules(chain(CLEAN, { blame: { linesFromPr1, linesFromOthers, explicitReference: false } }), 'default')!;
-  return { code: v.code, pass: attributionJudge.passes(v) };
+  const v = attributionJudge.rules(chain(CLEAN, { blame: { linesFromPr1, linesFromOthers, explicitReference: false } }), 'default');
+  return v === null ? null : { code: v.code, pass: attributionJudge.passes(v) };
 }
 
 describe('eligibility rules', () => {
-  it('a revert is ineligible, even a revert of a fix', () => {
+  it('a revert is ineligible, even a revert of a fix, in git\'s and Django\'s wording', () => {
     expect(eligibility('Revert "Add word_count helper (#5)"')).toEqual({ verdict: 'revert', pass: false });
     expect(eligibility('Revert "Fix clamp truncating floats"')).toEqual({ verdict: 'revert', pass: false });
+    expect(eligibility('Reverted "Fixed #33718 -- Dropped support for MySQL 5.7."')).toEqual({ verdict: 'revert', pass: false });
+    expect(eligibility('Refs #34233 -- Reverted "Refs #34233 -- Used types.NoneType."')).toEqual({ verdict: 'revert', pass: false });
+    expect(eligibility('Undo the word_count helper', { body: 'This reverts commit 0123456789abcdef0123456789abcdef01234567.' })).toEqual({ verdict: 'revert', pass: false });
+    // A squashed PR listing one reverted commit among its own is not a revert.
+    expect(eligibility('Iterative removal of leaves in steiner_tree', { body: '* first try\n\n* Revert "first try"\n\nThis reverts commit 0123456789abcdef0123456789abcdef01234567.\n\n* iterative version' })).toBeNull();
   });
 
-  it('a "Fix ..." title is a bug fix and passes', () => {
-    expect(eligibility('Fix slugify producing empty segments')).toEqual({ verdict: 'bug_fix', pass: true });
+  it('a change that outside its tests only touches documentation, or only version strings, is not a bug fix', () => {
+    expect(eligibility('Clarified slugify()', { patch: diff('docs/ref/utils.txt', 'Turns a title into a slug.', 'Turns a title into a URL slug.') })).toEqual({ verdict: 'not_a_bug', pass: false });
+    expect(eligibility('Release 0.2.0', { patch: diff('minilib/__init__.py', '__version__ = "0.1.0"', '__version__ = "0.2.0"') })).toEqual({ verdict: 'not_a_bug', pass: false });
+    // Documentation beside a code change: the rules cannot tell, so they abstain.
+    const both = diff('docs/ref/utils.txt', 'a', 'b') + diff('minilib/text.py', 'return "-".join(text.split())', 'return "-".join(text.split(" "))');
+    expect(eligibility('Clarified slugify()', { patch: both })).toBeNull();
   });
 
-  it('an "Add ..." title is a feature and fails', () => {
-    expect(eligibility('Add binary units option to format_bytes')).toEqual({ verdict: 'feature', pass: false });
+  it('an explicit feature request with no defect signal anywhere is a feature; a defect word in its title, message or ticket keeps it', () => {
+    expect(eligibility('feat(text): add a separator option to slugify')).toEqual({ verdict: 'feature', pass: false });
+    expect(eligibility('ENH: add a separator option to slugify')).toEqual({ verdict: 'feature', pass: false });
+    expect(eligibility('Add binary units option to format_bytes (#11)', { body: 'Follow-up to #4: support IEC units (KiB, MiB) with binary=True.' })).toEqual({ verdict: 'feature', pass: false });
+    expect(eligibility('Added missing timeout argument to Client.get()')).toBeNull();
+    expect(eligibility('Fixed #1234 -- Added support for lazy widgets.')).toEqual({ verdict: 'feature', pass: false });
+    expect(eligibility('Add a separator option', { body: 'Feature request from the mailing list.' })).toEqual({ verdict: 'feature', pass: false });
+    expect(eligibility('feat(text): add a separator option to slugify', { body: 'slugify crashed on tabs, so the separator is configurable now.' })).toBeNull();
+    expect(eligibility('Fixed #1234 -- Added support for lazy widgets.', { discussion: 'Ticket #1234 by x:\nRendering a lazy widget raises TypeError.' })).toBeNull();
   });
 
-  it('a refactor fails', () => {
-    expect(eligibility('Refactor duration parsing into a table')).toEqual({ verdict: 'refactor', pass: false });
+  it('Django\'s own verbs name no defect rules can read: the rules abstain, they never exclude (true chains of a Django window)', () => {
+    for (const title of [
+      'Refs #34925 -- Avoided altering passed by reference refresh_from_db(fields).',
+      'Refs #34975 -- Complemented rhs filtering aggregations for __in lookup.',
+      'Fixed #34927 -- Fixed admin system check for inlines with foreign keys to proxy models.',
+      'Refs #34717 -- Avoided computing aggregate refs twice.',
+    ]) {
+      expect(eligibility(title, { body: 'Follow up to 0e8be73812a6e62d5a6b12a585d133b56bc2bf52.' }), title).toBeNull();
+    }
   });
 
-  it('a title restoring lost behaviour is a regression fix and passes; one adding it is a feature', () => {
-    expect(eligibility('Refs #34517 -- Restored skipping ImageFileField.update_dimension_fields without width/height fields.')).toEqual({ verdict: 'bug_fix', pass: true });
-    expect(eligibility('Refs #32433 -- Reallowed calling QuerySet.delete() after distinct().')).toEqual({ verdict: 'bug_fix', pass: true });
-    expect(eligibility('Allowed calling QuerySet.delete() after distinct()')).toEqual({ verdict: 'feature', pass: false });
-  });
-
-  it('a title naming no defect is not a bug', () => {
-    expect(eligibility('Update documentation')).toEqual({ verdict: 'not_a_bug', pass: false });
+  it('titles that only suggest what a change is (a fix, a refactor, an addition, nothing) are left to a model', () => {
+    for (const title of ['Fix slugify producing empty segments', 'Refactor duration parsing into a table', 'Add a binary helper to format_bytes', 'Update documentation', 'Refs #10941 -- Renamed query_string template tag to querystring.']) {
+      expect(eligibility(title), title).toBeNull();
+    }
   });
 });
 
 describe('attribution rules', () => {
-  it('PR1 wrote most fixed lines: A, passes', () => {
-    expect(attribution(3, 1)).toEqual({ code: 'A', pass: true });
-  });
-
-  it('most fixed lines predate PR1: B, fails', () => {
-    expect(attribution(1, 4)).toEqual({ code: 'B', pass: false });
-  });
-
   it('no fixed line from PR1: D, fails', () => {
     expect(attribution(0, 5)).toEqual({ code: 'D', pass: false });
+  });
+
+  it('a share of blamed lines says neither that PR1 introduced the defect nor that it predates PR1: abstains', () => {
+    expect(attribution(1, 4)).toBeNull();
+    expect(attribution(3, 1)).toBeNull();
   });
 });
 
@@ -128,6 +147,12 @@ describe('fairness rules', () => {
     expect(written).toMatchObject({ leak: true });
   });
 
+  it("PR1's raw text predates PR2: neither rule set calls a word it shares with PR2 a leak; quoting PR1's code still prescribes", () => {
+    const raw = (statement: string, set: string) => fairnessJudge.rules(chain(statement, { statementOrigin: 'raw' }), set)!;
+    for (const set of FAIRNESS_RULE_SETS) expect(raw('Add slugify. Make sure _collapse_whitespace is applied to the input first.', set)).toMatchObject({ leak: false, prescribes_mechanism: false });
+    expect(raw(`Add a slug helper implemented as: ${PR1_LINE}`, 'identifiers')).toMatchObject({ leak: false, prescribes_mechanism: true });
+  });
+
   it("a statement repeating a 6-word phrase of PR2's body leaks (overlap rule set)", () => {
     const v = judge('Add a slug helper; consecutive spaces produced empty segments between words.', 'overlap');
     expect(v).toMatchObject({ leak: true, pass: false });
@@ -158,10 +183,12 @@ describe('rules provider', () => {
     expect({ name: p.name, model: p.model }).toEqual({ name: 'rules', model: 'identifiers' });
     const v = await p.ask(fairnessJudge, chain('Use _collapse_whitespace.'));
     expect(v).toMatchObject({ value: { leak: true }, calls: 0, cached: false, usage: { prompt_tokens: 0, completion_tokens: 0 } });
-    expect(await rulesProvider().ask(eligibilityJudge, chain(CLEAN))).toMatchObject({ value: { verdict: 'bug_fix' } });
+    const revert = chain(CLEAN, { pr2: { ...chain(CLEAN).pr2, title: 'Revert "Add slugify helper (#1)"' } });
+    expect(await rulesProvider().ask(eligibilityJudge, revert)).toMatchObject({ value: { verdict: 'revert' } });
   });
 
-  it('answers null for a judge rules cannot answer (the column stays null, never guessed)', async () => {
+  it('answers null for a judge rules cannot answer, or a chain they cannot judge (the column stays null, never guessed)', async () => {
+    expect(await rulesProvider().ask(eligibilityJudge, chain(CLEAN))).toBeNull();
     expect(await rulesProvider().ask(solvabilityJudge, chain(CLEAN))).toBeNull();
     expect(await rulesProvider().ask(labelsJudge, chain(CLEAN))).toBeNull();
   });
@@ -203,16 +230,9 @@ describe('makeProviders', () => {
 });
 
 describe('eligibility on Trac-style titles', () => {
-  const input = chain(CLEAN);
-  const withTitle = (title: string) => eligibilityJudge.rules({ ...input, pr2: { ...input.pr2, title } }, 'default')!;
-
-  it('reads what the change does, not the "Fixed #N --" ticket prefix', () => {
-    expect(withTitle('Fixed #1234 -- Added support for lazy widgets.').verdict).toBe('feature');
-    expect(withTitle('Refs #22712 -- Corrected deprecation of "all" argument in find().').verdict).toBe('bug_fix');
-    expect(withTitle('Fixed #35603 -- Prevented F.__contains__() from hanging.').verdict).toBe('bug_fix');
-    expect(withTitle('Fixed #35545, Refs #32833 -- Fixed ContentTypeManager.get_for_models() crash.').verdict).toBe('bug_fix');
-    // A ticket closed as fixed by a change that adds nothing new is a fix; "Refs" alone is not.
-    expect(withTitle('Fixed 35561 -- Made *args and **kwargs parsing more strict in Model.save().').verdict).toBe('bug_fix');
-    expect(withTitle('Refs #10941 -- Renamed query_string template tag to querystring.').verdict).toBe('refactor');
+  it('reads what the change says, not the "Fixed #N --" ticket prefix: "Fixed" there closes a ticket of any type', () => {
+    expect(eligibility('Fixed #35603 -- Added support for F.__contains__() lookups.')).toEqual({ verdict: 'feature', pass: false });
+    expect(eligibility('Fixed #35603 -- Prevented F.__contains__() from hanging.')).toBeNull();
+    expect(eligibility('Fixed #35545, Refs #32833 -- Reverted "Fixed #32833 -- Fixed ContentTypeManager.get_for_models() crash."')).toEqual({ verdict: 'revert', pass: false });
   });
 });

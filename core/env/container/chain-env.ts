@@ -70,6 +70,12 @@ export interface StateRequest {
    * exit 92 (overlay failed).
    */
   overlayBase?: string;
+  /**
+   * Apply a PR's source change (`git diff base head` of `files`, three-way) over the checkout after the
+   * tests are laid over: does the fix work at an older commit (core/attribution predates.ts). A change
+   * that does not apply is exit 94 (no report): no probe.
+   */
+  sourceChange?: { base: string; head: string; files: string[] };
 }
 
 export type { StateRun } from './run-report.ts';
@@ -91,7 +97,8 @@ const statusCode = (err: unknown): number | undefined => (err as { statusCode?: 
 const REV = /^[^-\s][^\s]*$/;
 
 function checkRequest(req: StateRequest): void {
-  for (const [what, rev] of [['checkout', req.checkout], ['overlay', req.overlay], ['overlay base', req.overlayBase ?? null]] as const) {
+  const source = req.sourceChange;
+  for (const [what, rev] of [['checkout', req.checkout], ['overlay', req.overlay], ['overlay base', req.overlayBase ?? null], ['source base', source?.base ?? null], ['source head', source?.head ?? null]] as const) {
     if (rev !== null && (!REV.test(rev) || rev === '-')) {
       throw new ForesightError(`invalid ${what} revision "${rev}"`, { remedy: 'pass a commit sha' });
     }
@@ -104,7 +111,8 @@ function checkRequest(req: StateRequest): void {
   if (selectText(req).length > SELECT_MAX_CHARS) {
     throw new ForesightError(`a selection of ${req.select?.length ?? 0} tests is too long for one run`, { remedy: 'run the whole test files instead' });
   }
-  for (const f of [...req.testFiles, ...(req.overlayFiles ?? []), ...(req.select ?? []).map((s) => s.file)]) {
+  if (source && !source.files.length) throw new ForesightError('a source change names no file', { remedy: "pass the PR's changed source files" });
+  for (const f of [...req.testFiles, ...(req.overlayFiles ?? []), ...(req.select ?? []).map((s) => s.file), ...(source?.files ?? [])]) {
     // Stored names (pathText): judged on the bytes they name, which checkout.sh turns them back into.
     const b = namedBytes(f);
     const bad =
@@ -271,6 +279,7 @@ class DockerChainEnv implements ChainEnv {
         `FORESIGHT_OVERLAY_FILES=${overlayFiles.join('\n')}`,
         ...(req.select ? [`FORESIGHT_SELECT=${selectText(req)}`] : []),
         ...(req.overlay && req.overlayBase ? [`FORESIGHT_OVERLAY_BASE=${req.overlayBase}`] : []),
+        ...(req.sourceChange ? [`FORESIGHT_SOURCE_BASE=${req.sourceChange.base}`, `FORESIGHT_SOURCE_HEAD=${req.sourceChange.head}`, `FORESIGHT_SOURCE_FILES=${req.sourceChange.files.join('\n')}`] : []),
       ],
       timeoutSec: this.timeoutSec,
     };

@@ -15,6 +15,8 @@ export interface ExecOptions {
   user?: string;
   /** Written to the command's standard input, which is then closed (files reach a read-only container this way: putArchive cannot write into a tmpfs). */
   stdin?: Buffer;
+  /** 'combined' capture only: each piece of output as it arrives (a build's heartbeat names its last line). */
+  onOutput?: (text: string) => void;
 }
 
 export interface ExecOutcome {
@@ -69,8 +71,12 @@ export async function runExec(container: Docker.Container, cmd: string[], opts: 
   const err = new PassThrough();
   const outDec = new StringDecoder('utf8');
   const errDec = new StringDecoder('utf8');
+  const push = (text: string): void => {
+    combined.push(text);
+    opts.onOutput?.(text);
+  };
   out.on('data', (b: Buffer) => {
-    if (opts.capture === 'combined') return combined.push(outDec.write(b));
+    if (opts.capture === 'combined') return push(outDec.write(b));
     if (stdoutBytes + b.length > maxChars) overflow = true;
     else {
       stdoutChunks.push(b);
@@ -78,7 +84,7 @@ export async function runExec(container: Docker.Container, cmd: string[], opts: 
     }
   });
   err.on('data', (b: Buffer) => {
-    if (opts.capture === 'combined') combined.push(errDec.write(b));
+    if (opts.capture === 'combined') push(errDec.write(b));
   });
   container.modem.demuxStream(stream, out, err);
 

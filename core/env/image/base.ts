@@ -8,7 +8,8 @@ import { ForesightError } from '../../foundation/errors.ts';
 import { connectDocker } from '../connect.ts';
 import { withLock } from './lock.ts';
 import type { BuildLog } from './docker-image.ts';
-import { inspectImage, logLine, tagImage } from './docker-image.ts';
+import { inspectImage, logLine, stepHeartbeat, tagImage } from './docker-image.ts';
+import { formatDuration } from '../../foundation/progress.ts';
 
 export const BASE_REPOSITORY = 'foresight-base';
 export const BASE_SCRIPT = fileURLToPath(new URL('./build-base-image.sh', import.meta.url));
@@ -80,13 +81,21 @@ export async function ensureBaseImage(opts: EnsureBaseOptions = {}): Promise<Bas
   const ready = await reuse();
   if (ready) return ready;
   // One build per tag across the processes (and concurrent callers) of this host: the others wait and reuse it.
-  return withLock(opts.lockDir, `base-${image.split(':')[1]}`, 30 * 60_000, async () => (await reuse()) ?? buildBase(docker, image, alias, release, opts.log));
+  return withLock(
+    opts.lockDir,
+    `base-${image.split(':')[1]}`,
+    30 * 60_000,
+    async () => (await reuse()) ?? buildBase(docker, image, alias, release, opts.log),
+    (ms) => logLine(opts.log, `waiting ${formatDuration(ms)} for another process building ${image}`),
+  );
 }
 
 async function buildBase(docker: Docker, image: string, alias: string, release: BaseRelease, log: BuildLog | undefined): Promise<BaseImage> {
   if (release !== DEFAULT_RELEASE) logLine(log, `building the Debian ${release} base image ${image} for Python ${pythonOf(release)} (first use; a few minutes, reused after)`);
   let pending = '';
+  const beat = stepHeartbeat({ log, what: `building ${image}` });
   const write = (chunk: string): void => {
+    beat.onOutput(chunk);
     const lines = (pending + chunk).split('\n');
     pending = lines.pop() ?? '';
     for (const l of lines) if (l.trim()) logLine(log, l);
@@ -97,9 +106,11 @@ async function buildBase(docker: Docker, image: string, alias: string, release: 
     child.stderr.setEncoding('utf8').on('data', write);
     child.on('error', reject);
     child.on('close', resolve);
-  }).catch((err: unknown) => {
-    throw new ForesightError(`cannot run ${BASE_SCRIPT}`, { remedy: 'check that bash is installed', cause: err });
-  });
+  })
+    .catch((err: unknown) => {
+      throw new ForesightError(`cannot run ${BASE_SCRIPT}`, { remedy: 'check that bash is installed', cause: err });
+    })
+    .finally(() => beat.stop());
   if (pending.trim()) logLine(log, pending);
   if (code !== 0) {
     throw new ForesightError(`building the base image ${image} failed (exit ${code})`, {

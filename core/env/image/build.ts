@@ -17,7 +17,7 @@ import { forceRemove, ownerLabels, PID_LABEL, HOST_LABEL, RUN_LABEL, removeOnAbo
 import type { EnvBuildLimits, EnvCommon, EnvImageRequest, EnvImageResult } from './types.ts';
 import { BASE_LABEL, COMMIT_LABEL, CREATED_LABEL, KEY_LABEL, REPO_LABEL } from './key.ts';
 import { runExec } from '../container/exec.ts';
-import { dockerError, logLine, splitRef } from './docker-image.ts';
+import { dockerError, logLine, splitRef, stepHeartbeat, type StepProgress } from './docker-image.ts';
 import type { PipSources } from './pip-sources.ts';
 import { releaseOf } from './release.ts';
 
@@ -87,6 +87,19 @@ export function lastLines(text: string): string {
   return tail.length > DETAIL_CHARS ? tail.slice(-DETAIL_CHARS) : tail;
 }
 
+/**
+ * The detail of a failed install step: its last lines, the closing `[foresight] FAILED (exit N): <command>`
+ * naming the command by its first line only. A multi-line command (a `python -c` script) would otherwise
+ * fill the tail and push out pip's own errors, which say why it failed.
+ */
+export function failedStepTail(text: string): string {
+  const at = text.lastIndexOf('[foresight] FAILED (exit ');
+  if (at < 0) return lastLines(text);
+  const rest = text.slice(at).replace(/\s+$/, '');
+  const nl = rest.indexOf('\n');
+  return lastLines(`${text.slice(0, at)}${nl < 0 ? rest : `${rest.slice(0, nl)} …`}`);
+}
+
 /** Appends text to a build log, redacted. */
 export type AppendLog = (text: string) => Promise<void>;
 
@@ -104,6 +117,7 @@ export interface BuildStep {
   timedOut: boolean;
 }
 
+
 /**
  * One build step: `sh -c script` (with `env` set) in a build container as `user` (`uid:gid`, default the
  * container's), its output appended to the log. Past `deadline` (epoch ms) the container is killed and the
@@ -117,9 +131,11 @@ export async function runBuildStep(
   append: AppendLog,
   what: string,
   user?: string,
+  progress?: StepProgress,
 ): Promise<BuildStep> {
   const left = deadline - Date.now();
   if (left <= 0) return { exitCode: null, text: '', timedOut: true };
+  const beat = stepHeartbeat(progress);
   try {
     const res = await runExec(container, ['env', ...env, 'sh', '-c', script], {
       user,
@@ -129,11 +145,14 @@ export async function runBuildStep(
       onDeadline: async () => {
         await container.kill().catch(() => undefined);
       },
+      onOutput: beat.onOutput,
     });
     await append(res.text);
     return { exitCode: res.exitCode, text: res.text, timedOut: res.deadlineHit };
   } catch (err) {
     throw dockerError(what, err);
+  } finally {
+    beat.stop();
   }
 }
 
@@ -213,12 +232,16 @@ export async function buildEnv(
     } catch (err) {
       throw dockerError('cannot start the env build container', err);
     }
-    // Root steps run as the container's user (root); the install and stop steps as BUILD_USER.
-    const exec = (script: string, env: string[], user?: string): Promise<BuildStep> =>
-      runBuildStep(container, script, env, deadline, append, 'docker exec in the env build container failed', user);
+    // Root steps run as the container's user (root); the install and stop steps as BUILD_USER. Each says when
+    // it starts, and while it runs a heartbeat says for how long and what it last printed.
+    const short = common.image.replace(/^foresight-env:/, 'env ').slice(0, 16);
+    const exec = (step: string, script: string, env: string[], user?: string): Promise<BuildStep> => {
+      logLine(req.log, `${short}: ${step} step (${Math.round((Date.now() - t0) / 1000)} s into the build)`);
+      return runBuildStep(container, script, env, deadline, append, 'docker exec in the env build container failed', user, { log: req.log, what: `${short} ${step}` });
+    };
 
     if (apt !== null) {
-      const res = await exec(apt, []);
+      const res = await exec('apt', apt, []);
       if (res.timedOut) return await fail(`timed out after ${timeoutSec} s during apt-get\n${lastLines(res.text)}`);
       if (res.exitCode !== 0) {
         return await fail(`apt-get install ${req.recipe.systemPackages.join(' ')} failed (exit ${res.exitCode})\n${lastLines(res.text)}`);
@@ -232,7 +255,7 @@ export async function buildEnv(
     }
 
     // Nothing of the repository has run yet: a failure here is the image's or Docker's, not the candidate's.
-    const prep = await exec(prepScript(req.recipe), []);
+    const prep = await exec('prep', prepScript(req.recipe), []);
     if (prep.timedOut) return await fail(`timed out after ${timeoutSec} s before the install\n${lastLines(prep.text)}`);
     if (prep.exitCode !== 0) {
       throw new ForesightError(`the env build's prep step failed in ${base.image} (exit ${prep.exitCode}): ${lastLines(prep.text).split('\n').pop() ?? ''}`, {
@@ -241,20 +264,22 @@ export async function buildEnv(
       });
     }
 
-    const res = await exec(install, [`FORESIGHT_COMMIT=${req.commit}`, ...pip.env], BUILD_USER);
+    const res = await exec('install', install, [`FORESIGHT_COMMIT=${req.commit}`, ...pip.env], BUILD_USER);
     if (res.timedOut) return await fail(`timed out after ${timeoutSec} s\n${lastLines(res.text)}`);
-    if (res.exitCode !== 0) return await fail(withKillHint(lastLines(res.text), limits));
+    if (res.exitCode !== 0) return await fail(withKillHint(failedStepTail(res.text), limits));
 
     for (const [script, user, what] of [
       [STOP_SCRIPT, BUILD_USER, 'stop'],
       [finishScript(req.recipe), undefined, 'finish'],
     ] as const) {
-      const step = await exec(script, [], user);
+      const step = await exec(what, script, [], user);
       if (step.timedOut) return await fail(`timed out after ${timeoutSec} s after the install\n${lastLines(step.text)}`);
       if (step.exitCode !== 0) return await fail(`the build's ${what} step failed (exit ${step.exitCode})\n${lastLines(step.text)}`);
     }
 
     const { repo, tag } = splitRef(common.image);
+    logLine(req.log, `${short}: docker commit`);
+    const committing = stepHeartbeat({ log: req.log, what: `${short} docker commit` });
     try {
       await container.commit({
         repo,
@@ -268,6 +293,8 @@ export async function buildEnv(
       });
     } catch (err) {
       throw dockerError(`cannot commit ${common.image}`, err);
+    } finally {
+      committing.stop();
     }
     await append(`\n# committed ${common.image} after ${Math.round((Date.now() - t0) / 1000)} s\n`);
     logLine(req.log, `built ${common.image} in ${Math.round((Date.now() - t0) / 1000)} s`);

@@ -20,6 +20,8 @@ import { fingerprint } from '../../foundation/fingerprint.ts';
 import { readBlob } from '../../foundation/git.ts';
 import type { StateRun } from '../container/run-report.ts';
 import type { RecipeCandidate } from '../recipes/detect.ts';
+import { leftOutInLog, MAX_DROPPED, unavailableRequirements, withoutRequirements } from '../recipes/drop-unavailable.ts';
+import { importedFrom, normaliseDist, type TestImports } from '../recipes/test-imports.ts';
 import { runProblem } from '../runners/evidence.ts';
 import { getRunner } from '../runners/registry.ts';
 import type { Runner } from '../runners/types.ts';
@@ -66,6 +68,14 @@ const TriedSchema = z.object({
   env: z.record(z.string(), z.string()).optional(),
   /** A chosen candidate's check at the PR's head (`trustworthy: ...`, `inconclusive: ...`, `unverified: ...`); absent: not probed yet. */
   check: z.string().optional(),
+  /** The detected candidate this one is, without requirements the offline wheels cannot provide (absent: detected itself). */
+  from: z.string().optional(),
+  /** Requirements the install left out (the offline wheels cannot provide them): dropped by name, or skipped by a best-effort step. */
+  dropped: z.array(z.string()).optional(),
+  /** Requirements it installed without their version pin (no offline version satisfies it). */
+  unpinned: z.array(z.string()).optional(),
+  /** A failed install's retry: the requirements it leaves out and those it unpins (taken again as recorded by the next run). */
+  retry: z.object({ drop: z.array(z.string()), relax: z.array(z.string()) }).optional(),
 });
 
 const EraSchema = z.object({
@@ -101,7 +111,16 @@ type Ok = Extract<EnvImageResult, { ok: true }>;
 type Failed = Extract<EnvImageResult, { ok: false }>;
 
 export type ChosenEnv =
-  | { kind: 'ready'; candidate: RecipeCandidate; result: Ok; rejected: Rejection[]; /** The recorded check, e.g. `trustworthy: 12 tests ran`; null: no probe given. */ check: string | null }
+  | {
+      kind: 'ready';
+      candidate: RecipeCandidate;
+      result: Ok;
+      rejected: Rejection[];
+      /** The recorded check, e.g. `trustworthy: 12 tests ran`; null: no probe given. */
+      check: string | null;
+      /** Requirements the install left out, which the offline wheels cannot provide and the PR's tests do not import. */
+      dropped: string[];
+    }
   | { kind: 'failed'; rejected: Rejection[]; /** The last build that failed in this run, if any. */ last: Failed | null };
 
 /**
@@ -133,7 +152,7 @@ export function backendUnavailable(detail: string): boolean {
  * specifier after the name): the offline wheels lack it, in every era. Null for a pin no wheel satisfies.
  */
 export function absentPackage(reason: string): string | null {
-  return /No matching distribution found for ([A-Za-z0-9][A-Za-z0-9._-]*)(?=\s*(?:;|$))/.exec(reason)?.[1] ?? null;
+  return /No matching distribution found for ([A-Za-z0-9][A-Za-z0-9._-]*)(?=\s*(?:;|$|\((?:not left out|not retried|retried without)))/.exec(reason)?.[1] ?? null;
 }
 
 /** The project metadata a package name must appear in for an extra to still require it. */
@@ -156,6 +175,16 @@ export interface ChooseEnvOptions {
    * no test file); without it a candidate is chosen when it installs.
    */
   verify?: (image: string, candidate: RecipeCandidate) => Promise<StateRun | null>;
+  /**
+   * The modules the PR's tests import (their modules and conftest chain, recipes/test-imports.ts). With it, a
+   * candidate that fails on requirements the offline wheels cannot provide is tried again without those the
+   * tests do not import, and one that left out a requirement they import is rejected.
+   */
+  testImports?: () => Promise<TestImports>;
+  /** Labels of candidates a commit outgrew (left out of `candidates` by the caller): their retries without a requirement are not tried either. */
+  without?: readonly string[];
+  /** Labels of candidates leaving out a requirement the PR's tests import: not chosen, and the choice is an era of its own. */
+  passOver?: readonly string[];
 }
 
 /** The line of a run's output that says why the environment failed: a missing module or plugin, an unknown option. */
@@ -255,11 +284,9 @@ export class EnvChoices {
   /** The first candidate that installs at `req.commit` (and gives a usable report there), reusing what earlier runs learned. */
   async choose(opts: ChooseEnvOptions): Promise<ChosenEnv> {
     const { req, candidates } = opts;
-    // Keyed by the base's tag (the build script's hash per release), not its id: no base is built to look up a choice.
-    const keys = await Promise.all(
-      candidates.map(async (c) => (await envImageKey({ clone: req.clone, commit: req.commit, recipe: c.recipe, baseId: await baseImageTag(BASE_SCRIPT, releaseOf(c.recipe.python)) })).key),
-    );
-    const eraKey = fingerprint('foresight-env-choice/1', keys).slice(0, 24);
+    const keys = await Promise.all(candidates.map((c) => candidateKey(req, c)));
+    const passOver = opts.passOver ?? [];
+    const eraKey = (passOver.length ? fingerprint('foresight-env-choice/1', keys, [...passOver].sort()) : fingerprint('foresight-env-choice/1', keys)).slice(0, 24);
     // Chains of one era asking at once (validate's jobs, its image look-ahead) share one choice: one build, one check.
     const inflight = this.choosing.get(eraKey);
     if (inflight) return inflight;
@@ -278,7 +305,7 @@ export class EnvChoices {
     let last: Failed | null = null;
     let learned = false;
     // The first candidate that installed but gave an unusable report: kept when none gives a usable one.
-    let fallback: { at: number; candidate: RecipeCandidate; result: Ok; detail: string } | null = null;
+    let fallback: { at: number; candidate: RecipeCandidate; result: Ok; detail: string; dropped: string[] } | null = null;
     const backendMissing = new Map<string, string>();
     const editableUnsupported = new Map<string, string>();
     // Labels of the isolated candidates that installed: their no-isolation twin installs the same packages.
@@ -298,23 +325,98 @@ export class EnvChoices {
     let metadata: Promise<string> | null = null;
     const readMetadata = (): Promise<string> =>
       (metadata ??= Promise.all(METADATA_FILES.map((f) => readBlob(req.clone, req.commit, f))).then((bs) => bs.map((b) => b?.toString('utf8') ?? '').join('\n')));
+    let imports: Promise<TestImports> | null = null;
+    const testImports = opts.testImports;
+    const needs = async (dist: string, runner: string): Promise<string | null> => {
+      if (runner === 'pytest' && normaliseDist(dist) === 'pytest') return 'the test runner';
+      return testImports ? importedFrom(dist, await (imports ??= testImports())) : null;
+    };
+    const without = new Set([...(opts.without ?? []), ...(opts.passOver ?? [])]);
+    /** Whether a label, its isolated twin or (for a retry) its detected candidate's is not to be chosen. */
+    const passedOver = (e: Pick<Entry, 'c' | 'origin'>): boolean =>
+      [e.c.label, e.origin.label].some((l) => without.has(l) || without.has(l.replace('no-isolation ', '')));
     const record = async (chosen: string | null): Promise<void> => {
       if (!known || known.chosen !== chosen || learned) await this.save(eraKey, { commit: known?.commit ?? req.commit, chosen, tried, updated: new Date().toISOString() });
     };
-    const ready = async (c: RecipeCandidate, res: Ok, check: string | null): Promise<ChosenEnv> => {
+    const ready = async (c: RecipeCandidate, res: Ok, check: string | null, dropped: string[]): Promise<ChosenEnv> => {
       await record(c.label);
       if (learned && rejected.length) logLine(req.log, `install candidate "${c.label}" chosen at ${short}${check ? ` (${check})` : ''} (rejected: ${rejected.map((r) => `"${r.label}" [${r.stage}]: ${r.reason}`).join('; ')})`);
-      return { kind: 'ready', candidate: c, result: res, rejected, check };
+      return { kind: 'ready', candidate: c, result: res, rejected, check, dropped };
     };
-    for (const [i, c] of candidates.entries()) {
-      const key = keys[i]!;
+
+    // The detected candidates in order; a candidate without the requirements it could not install goes right after it.
+    const queue: Entry[] = candidates.map((c, i) => ({ c, key: keys[i]!, origin: c, drop: [], relax: [] }));
+    const queued = new Set(keys);
+    /**
+     * After `e` failed to install for `why`: when pip found nothing for requirements the PR's tests do not
+     * import, or no version satisfying a requirement's pin, `e`'s origin without the former (and those `e`
+     * already left out) and with the latter unpinned is tried next. `recorded`: the retry an earlier run made
+     * of it, taken again as it was. Returns what to add to the rejection's reason (why it is not retried, or
+     * as what it is) and the retry made, or null.
+     */
+    const retryWithout = async (at: number, e: Entry, why: string, recorded?: Retry): Promise<{ note: string; retry?: Retry } | null> => {
+      if (!testImports) return null;
+      const has = (list: readonly string[], n: string): boolean => list.some((d) => normaliseDist(d) === normaliseDist(n));
+      let next: Retry;
+      let freshDrop: string[] = [];
+      let freshRelax: string[] = [];
+      if (recorded) next = recorded;
+      else {
+        const found = unavailableRequirements(why).filter((u) => !has(e.drop, u.name));
+        // One already unpinned that pip still pins out is pinned by another requirement: unpinning it again changes nothing.
+        freshRelax = found.filter((u) => u.pinnedOut && !has(e.relax, u.name)).map((u) => u.name);
+        freshDrop = found.filter((u) => !u.pinnedOut).map((u) => u.name);
+        if (!freshDrop.length && !freshRelax.length) return null;
+        next = { drop: [...e.drop, ...freshDrop], relax: [...e.relax.filter((r) => !has(freshDrop, r)), ...freshRelax] };
+      }
+      const derived = next.drop.length <= MAX_DROPPED ? withoutRequirements(e.origin, next.drop, next.relax) : null;
+      const key = derived === null ? null : await candidateKey(req, derived);
+      const them = (n: string[]): string => (n.length > 1 ? 'them' : 'it');
+      const parts = [
+        ...(freshDrop.length ? [`without ${freshDrop.join(', ')} (the offline wheels cannot provide ${them(freshDrop)}; the PR's tests do not import ${them(freshDrop)})`] : []),
+        ...(freshRelax.length ? [`with ${freshRelax.join(', ')} unpinned (no offline version satisfies the pin)`] : []),
+      ];
+      const retried = recorded ? `retried as "${derived?.label ?? ''}" (as recorded)` : `retried ${parts.join(' and ')}`;
+      const enqueue = (): { note: string; retry?: Retry } | null => {
+        if (derived === null || key === null || queued.has(key) || passedOver({ c: derived, origin: e.origin })) return null;
+        queued.add(key);
+        queue.splice(at + 1, 0, { c: derived, key, origin: e.origin, drop: next.drop, relax: next.relax });
+        return { note: retried, retry: next };
+      };
+      // A retry on record is taken again whatever this PR's tests import: its outcome and what it left out are
+      // recorded, and a choice that leaves out what they import is passed over by the caller (era.ts).
+      if (recorded || (key !== null && before.has(key))) return enqueue();
+      const needed: string[] = [];
+      for (const n of freshDrop) {
+        const where = await needs(n, e.c.recipe.runner);
+        if (where !== null) needed.push(`${n} is needed: ${where}`);
+      }
+      if (needed.length) return { note: `not left out: ${needed.join('; ')}` };
+      if (next.drop.length > MAX_DROPPED) return { note: `not retried: more than ${MAX_DROPPED} requirements unavailable` };
+      return enqueue();
+    };
+
+    for (let at = 0; at < queue.length; at++) {
+      const e = queue[at]!;
+      const { c, key } = e;
       const prior = before.get(key);
-      const reject = (reason: string, stage: Rejection['stage'], built: boolean): void => {
-        tried.push({ label: c.label, envKey: key, outcome: 'rejected', reason, install: c.recipe.install, stage });
+      const origin = e.origin !== c ? { from: e.origin.label } : {};
+      const unpinned = e.relax.length ? { unpinned: e.relax } : {};
+      const reject = (reason: string, stage: Rejection['stage'], built: boolean, dropped: string[] = e.drop, retry?: Retry): void => {
+        tried.push({ label: c.label, envKey: key, outcome: 'rejected', reason, install: c.recipe.install, stage, ...origin, ...(dropped.length ? { dropped } : {}), ...unpinned, ...(retry ? { retry } : {}) });
         rejected.push({ label: c.label, reason, stage, built });
       };
+      /** A rejection for an install that did not give what the tests need, with the retry it leads to. */
+      const rejectInstall = async (reason: string, stage: Rejection['stage'], built: boolean, detail: string = reason): Promise<void> => {
+        const r = await retryWithout(at, e, detail);
+        reject(r === null ? reason : `${reason} (${r.note})`, stage, built, e.drop, r?.retry);
+        if (r !== null) logLine(req.log, `install candidate "${c.label}" at ${short}: ${r.note}`);
+      };
+      if (passedOver(e)) continue;
       if (prior?.outcome === 'rejected') {
-        reject(prior.reason, prior.stage ?? 'install', false);
+        // Its retry without what it could not install is derived again (same key: its own record is reused).
+        const r = (prior.stage ?? 'install') !== 'report' ? await retryWithout(at, e, prior.reason, prior.retry) : null;
+        reject(prior.reason, prior.stage ?? 'install', false, prior.dropped ?? e.drop, r?.retry ?? prior.retry);
         continue;
       }
       const noEditable = editableUnsupported.get(c.recipe.python);
@@ -332,17 +434,17 @@ export class EnvChoices {
         reject(`not built: "${twin}" installs the same packages`, 'skipped', false);
         continue;
       }
-      const absent = prior === undefined ? absentElsewhere.get(c.label) : undefined;
+      const absent = prior === undefined && e.origin === c ? absentElsewhere.get(c.label) : undefined;
       if (absent !== undefined && namesPackage(await readMetadata(), absent.pkg)) {
         learned = true;
-        reject(`not built: at ${absent.commit.slice(0, 10)} it failed on ${absent.pkg}, which the offline wheels lack and this commit still names (${absent.reason})`, 'skipped', false);
+        await rejectInstall(`not built: at ${absent.commit.slice(0, 10)} it failed on ${absent.pkg}, which the offline wheels lack and this commit still names (${absent.reason})`, 'skipped', false, absent.reason);
         continue;
       }
       if (fallback && reportRejections >= MAX_REPORT_REJECTIONS) {
         reject(`not built: ${MAX_REPORT_REJECTIONS} candidates installed without a usable report`, 'skipped', false);
         continue;
       }
-      if (i > 0 && prior === undefined) logLine(req.log, `trying install candidate ${i + 1}/${candidates.length} "${c.label}" at ${short}`);
+      if (at > 0 && prior === undefined) logLine(req.log, `trying install candidate ${at + 1}/${queue.length} "${c.label}" at ${short}`);
       const res = await images.envImageFor({ ...req, recipe: c.recipe });
       if (!res.ok) {
         last = res;
@@ -351,10 +453,24 @@ export class EnvChoices {
         if (c.isolated && backendUnavailable(res.detail)) backendMissing.set(c.recipe.python, `"${c.label}": ${reason}`);
         // An old pip (bullseye's 20.3) and a pyproject-only project: every editable candidate of this Python fails alike.
         if (/cannot be installed in editable mode/.test(reason)) editableUnsupported.set(c.recipe.python, `"${c.label}"`);
-        reject(reason, 'install', true);
+        await rejectInstall(reason, 'install', true, res.detail);
         continue;
       }
       if (c.isolated) installed.add(c.label);
+      // What the install left out: the requirements this candidate drops, and what its best-effort steps skipped.
+      const dropped = prior?.outcome === 'chosen' ? (prior.dropped ?? []) : await droppedBy(e, res);
+      if (prior === undefined && dropped.length) {
+        const needed: string[] = [];
+        for (const d of dropped) {
+          const where = await needs(d, c.recipe.runner);
+          if (where !== null) needed.push(`${d} (${where})`);
+        }
+        if (needed.length) {
+          learned = true;
+          reject(`installed without what the PR's tests need, which the offline wheels cannot provide: ${needed.join('; ')}`, 'install', true, dropped);
+          continue;
+        }
+      }
       // A check recorded by an earlier run is reused; a choice recorded before probes existed is probed now.
       let check = prior?.check ?? null;
       let env = prior?.env;
@@ -374,25 +490,56 @@ export class EnvChoices {
         }
         learned = true;
         if (v.kind === 'unusable') {
-          fallback ??= { at: tried.length, candidate: c, result: res, detail: v.detail };
+          fallback ??= { at: tried.length, candidate: c, result: res, detail: v.detail, dropped };
           reportRejections++;
-          reject(`unusable report: ${v.detail}`, 'report', true);
+          reject(`unusable report: ${v.detail}`, 'report', true, dropped);
           continue;
         }
         check = `${v.kind}: ${v.detail}`;
       }
-      tried.push({ label: c.label, envKey: key, outcome: 'chosen', reason: res.image, install: c.recipe.install, ...(env ? { env } : {}), ...(check !== null ? { check } : {}) });
-      return ready(withEnv(c, env), res, check);
+      tried.push({ label: c.label, envKey: key, outcome: 'chosen', reason: res.image, install: c.recipe.install, ...origin, ...(dropped.length ? { dropped } : {}), ...unpinned, ...(env ? { env } : {}), ...(check !== null ? { check } : {}) });
+      if (dropped.length) logLine(req.log, `install candidate "${c.label}" at ${short} leaves out ${dropped.join(', ')}: the offline wheels cannot provide ${dropped.length > 1 ? 'them' : 'it'} and the PR's tests do not import ${dropped.length > 1 ? 'them' : 'it'}`);
+      return ready(withEnv(c, env), res, check, dropped);
     }
     if (fallback) {
       // Every candidate that installs gives an unusable report: the first is kept, and says so.
       const check = `unverified: no candidate gave a usable report (${fallback.detail})`;
-      const { candidate: c, result: res } = fallback;
-      tried[fallback.at] = { label: c.label, envKey: tried[fallback.at]!.envKey, outcome: 'chosen', reason: res.image, install: c.recipe.install, check };
+      const { candidate: c, result: res, dropped } = fallback;
+      const at = tried[fallback.at]!;
+      tried[fallback.at] = { label: c.label, envKey: at.envKey, outcome: 'chosen', reason: res.image, install: c.recipe.install, ...(at.from ? { from: at.from } : {}), ...(dropped.length ? { dropped } : {}), ...(at.unpinned ? { unpinned: at.unpinned } : {}), check };
       rejected.splice(rejected.findIndex((r) => r.label === c.label), 1);
-      return ready(c, res, check);
+      return ready(c, res, check, dropped);
     }
     await record(null);
     return { kind: 'failed', rejected, last };
   }
+}
+
+/** One install candidate in the order tried: a detected one, or one without requirements it could not install (`drop`). */
+interface Entry {
+  c: RecipeCandidate;
+  /** Its env key on the base's tag. */
+  key: string;
+  /** The detected candidate it comes from (itself when detected). */
+  origin: RecipeCandidate;
+  /** The requirements it leaves out by name (none for a detected candidate). */
+  drop: string[];
+  /** The requirements it installs without their version pin. */
+  relax: string[];
+}
+
+/** How a candidate that failed to install is tried again: the requirements left out, and those unpinned. */
+type Retry = { drop: string[]; relax: string[] };
+
+/** A candidate's env key on its base's tag (the build script's hash per release), not the base's id: no base is built to look up a choice. */
+async function candidateKey(req: Omit<EnvImageRequest, 'recipe'>, c: RecipeCandidate): Promise<string> {
+  return (await envImageKey({ clone: req.clone, commit: req.commit, recipe: c.recipe, baseId: await baseImageTag(BASE_SCRIPT, releaseOf(c.recipe.python)) })).key;
+}
+
+/** What an installed candidate left out: the requirements it drops by name and those its build log says were skipped. */
+async function droppedBy(e: Entry, res: Ok): Promise<string[]> {
+  const out = [...e.drop];
+  const log = res.log === null ? '' : await readFile(res.log, 'utf8').catch(() => '');
+  for (const n of leftOutInLog(log)) if (!out.some((d) => normaliseDist(d) === normaliseDist(n))) out.push(n);
+  return out;
 }

@@ -19,7 +19,8 @@ import type { BuildLog } from './docker-image.ts';
 import { buildEnv, DEFAULT_BUILD_TIMEOUT_SEC } from './build.ts';
 import { ENV_REPOSITORY, envImageKey, envImageTag } from './key.ts';
 import { touchImage } from './cache.ts';
-import { inspectImage } from './docker-image.ts';
+import { inspectImage, logLine } from './docker-image.ts';
+import { formatDuration } from '../../foundation/progress.ts';
 import type { EnvImageRequest, EnvImageResult } from './types.ts';
 import { pipSources, type PipSources } from './pip-sources.ts';
 
@@ -100,11 +101,17 @@ export class EnvImages {
     }
     if (await inspectImage(docker, image)) return reused();
     const timeoutSec = req.timeoutSec ?? DEFAULT_BUILD_TIMEOUT_SEC;
-    const build = withLock(this.opts.lockDir, `env-${key}`, (timeoutSec + 120) * 1000, async () => {
-      // Another process may have built it while we waited for the lock.
-      if (await inspectImage(docker, image)) return reused();
-      return buildEnv(docker, req, base, common, logPath, t0, () => this.pipSources());
-    });
+    const build = withLock(
+      this.opts.lockDir,
+      `env-${key}`,
+      (timeoutSec + 120) * 1000,
+      async () => {
+        // Another process may have built it while we waited for the lock.
+        if (await inspectImage(docker, image)) return reused();
+        return buildEnv(docker, req, base, common, logPath, t0, () => this.pipSources());
+      },
+      (ms) => logLine(req.log, `waiting ${formatDuration(ms)} for another process building ${image}`),
+    );
     this.builds.set(key, build);
     try {
       const res = await build;

@@ -34,6 +34,7 @@ import type { Runner } from '../runners/types.ts';
 import { CLEAR_OWNER_LABELS, lastLines, openBuildLog, runBuildStep } from './build.ts';
 import { touchImage } from './cache.ts';
 import { dockerError, inspectImage, logLine, splitRef, type BuildLog } from './docker-image.ts';
+import { formatDuration } from '../../foundation/progress.ts';
 import { withLock } from './lock.ts';
 
 export const EVAL_REPOSITORY = 'foresight-eval';
@@ -287,12 +288,18 @@ export async function ensureEvalImage(opts: EvalImageOptions): Promise<EvalImage
     }
   }
   const timeoutSec = opts.timeoutSec ?? DEFAULT_EVAL_BUILD_TIMEOUT_SEC;
-  return withLock(opts.lockDir, `eval-${key}`, (timeoutSec + 120) * 1000, async () => {
-    // Another process may have built it while we waited for the lock.
-    if (await inspectImage(docker, image)) return reused();
-    const res = await buildEvalImage({ ...opts, history, envId: env.Id, key, image, logPath, tar, files, t0, timeoutSec });
-    return res ?? ready(true);
-  });
+  return withLock(
+    opts.lockDir,
+    `eval-${key}`,
+    (timeoutSec + 120) * 1000,
+    async () => {
+      // Another process may have built it while we waited for the lock.
+      if (await inspectImage(docker, image)) return reused();
+      const res = await buildEvalImage({ ...opts, history, envId: env.Id, key, image, logPath, tar, files, t0, timeoutSec });
+      return res ?? ready(true);
+    },
+    (ms) => logLine(opts.log, `waiting ${formatDuration(ms)} for another process building ${image}`),
+  );
 }
 
 interface BuildInput extends EvalImageOptions {
@@ -367,7 +374,7 @@ async function buildEvalImage(b: BuildInput): Promise<EvalImageResult | null> {
     }
     await append(`# runner files baked at ${EVAL_RUNNER_PATH}\n`);
     const env = [`FORESIGHT_BASE_COMMIT=${b.baseCommit}`, `FORESIGHT_HISTORY=${b.history}`, `FORESIGHT_RUNNER_SCRIPT=${b.runner.script}`];
-    const res = await runBuildStep(container, BUILD_SCRIPT, env, deadline, append, 'docker exec in the eval build container failed');
+    const res = await runBuildStep(container, BUILD_SCRIPT, env, deadline, append, 'docker exec in the eval build container failed', undefined, { log: b.log, what: b.image });
     signal?.throwIfAborted();
     if (res.timedOut) return await fail(`timed out after ${b.timeoutSec} s\n${lastLines(res.text)}`);
     if (res.exitCode !== 0) return await fail(lastLines(res.text) || `the build script exited with ${res.exitCode}`);

@@ -11,6 +11,9 @@ export function defaultLockDir(): string {
   return path.join(tmpdir(), 'foresight-locks');
 }
 
+/** A wait for another holder is said this often: under the 30 s a run's log may stay silent. */
+const WAIT_NOTE_MS = 25_000;
+
 /** How long a lock may go without its holder refreshing it (every 2 s) before it counts as a dead process's. */
 const HOLDER_GONE_MS = 10_000;
 
@@ -19,13 +22,22 @@ const HOLDER_GONE_MS = 10_000;
  * runs, so a lock left by a dead process is taken over once it has gone unrefreshed for 10 s (staleMs if
  * shorter). A holder still running after staleMs (a hung build) lets the lock go.
  */
-export async function withLock<T>(lockDir: string | null | undefined, name: string, staleMs: number, fn: () => Promise<T>): Promise<T> {
+export async function withLock<T>(
+  lockDir: string | null | undefined,
+  name: string,
+  staleMs: number,
+  fn: () => Promise<T>,
+  /** Called every WAIT_NOTE_MS while another holder keeps the lock, with how long it has waited. */
+  onWait?: (waitedMs: number) => void,
+): Promise<T> {
   const dir = lockDir || defaultLockDir();
   await mkdir(dir, { recursive: true });
   // A directory `<name>.lockdir`: older versions left plain `<name>.lock` files, which the library cannot remove.
   const lockfilePath = path.join(dir, `${name}.lockdir`);
   const stale = Math.min(staleMs, HOLDER_GONE_MS);
   let release: () => Promise<void>;
+  const t0 = Date.now();
+  let noted = t0;
   for (let wait = 100; ; wait = Math.min(2 * wait, 500)) {
     try {
       release = await lockfile.lock(path.join(dir, name), {
@@ -44,6 +56,10 @@ export async function withLock<T>(lockDir: string | null | undefined, name: stri
           remedy: 'make the lock directory writable, or point images.lockDir (FORESIGHT_LOCK_DIR) at one that is',
           cause: err,
         });
+      }
+      if (onWait && Date.now() - noted >= WAIT_NOTE_MS) {
+        noted = Date.now();
+        onWait(noted - t0);
       }
       await sleep(wait);
     }

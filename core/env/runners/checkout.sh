@@ -3,7 +3,8 @@
 # in $testbed (cloned once from the read-only git dir at $src) check out $checkout, remove every
 # untracked/ignored file, lay over it the given test files and the support files named in
 # $FORESIGHT_OVERLAY_FILES (one per line) that exist at $overlay ("-": none). Leaves the shell in
-# $testbed. Exit codes through die: 90 clone failed, 91 checkout failed, 92 overlay failed.
+# $testbed. Exit codes through die: 90 clone failed, 91 checkout failed, 92 overlay failed, 94 the
+# source change ($FORESIGHT_SOURCE_BASE, below) does not apply.
 # The support files' names are stored names: a name that is not UTF-8 comes C-quoted, as git writes it
 # ("tests/caf\351.txt"), and is turned back into its bytes (path_bytes) before git sees it.
 #
@@ -152,6 +153,29 @@ OVERLAY_FILES
         fi
       done || die 92 "cannot overlay the support files from $overlay"
     fi
+  fi
+fi
+if [ -n "${FORESIGHT_SOURCE_BASE:-}" ]; then
+  # A PR's source change (diff of $FORESIGHT_SOURCE_BASE..$FORESIGHT_SOURCE_HEAD of the files named in
+  # $FORESIGHT_SOURCE_FILES, one per line) applied three-way over this commit, after the tests: does the
+  # fix work on an older commit (core/attribution predates.ts). A change that does not apply is no probe.
+  fix_base=$FORESIGHT_SOURCE_BASE fix_head=${FORESIGHT_SOURCE_HEAD:-}
+  [ -n "$fix_head" ] || die 64 "FORESIGHT_SOURCE_BASE without FORESIGHT_SOURCE_HEAD"
+  need_commit "$fix_base" && need_commit "$fix_head" || die 94 "commit $fix_base or $fix_head is not in $src"
+  spatch="$testbed.source.patch"
+  : >"$spatch" || die 94 "cannot write $spatch"
+  while IFS= read -r f; do
+    [ -n "$f" ] || continue
+    path_bytes "$f"
+    git --literal-pathspecs diff --full-index --binary "$fix_base" "$fix_head" -- "$path" >>"$spatch" \
+      || die 94 "cannot diff $f between $fix_base and $fix_head"
+  done <<SOURCE_FILES
+${FORESIGHT_SOURCE_FILES:-}
+SOURCE_FILES
+  [ -s "$spatch" ] || die 94 "no source change between $fix_base and $fix_head"
+  if ! why=$(git apply --3way "$spatch" 2>&1); then
+    git reset -q --hard && git clean -qfdx
+    die 94 "the source change of $fix_head does not apply at $checkout: $(printf '%s\n' "$why" | grep -v '^U ' | tail -n 1)"
   fi
 fi
 scm_version_file

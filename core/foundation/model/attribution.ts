@@ -24,6 +24,39 @@ export const AttributionStepSchema = z.object({
   transplanted: z.boolean().default(false),
 });
 
+/**
+ * What the probe of PR1's base showed (core/attribution predates.ts): PR2's source change applied there,
+ * the anticipation tests run with it and, when they all pass with it, without it.
+ * `predates`: every one passes with the change and fails without it as at PR2's base: the defect is
+ * older than PR1 (the chain is excluded `defect_predates_pr1`). `partly`: some of them do.
+ * `passes_without`: they pass at PR1's base without the change too (the defect came with PR1 or later).
+ * `fails_otherwise`: without the change they fail another way than at PR2's base, or do not run (the tested
+ * code is not there yet). `fix_fails`: with the change not every one passes. `not_applied`: the source
+ * change does not apply three-way there. `no_evidence`: a run showed nothing (environment, runner crash,
+ * timeout): never read either way.
+ */
+export const PREDATES_VERDICTS = ['predates', 'partly', 'passes_without', 'fails_otherwise', 'fix_fails', 'not_applied', 'no_evidence'] as const;
+export type PredatesVerdict = (typeof PREDATES_VERDICTS)[number];
+
+/** One anticipation test in one probe run; `fail_otherwise`: it failed with another exception than at PR2's base. */
+export const PROBE_TEST_OUTCOMES = ['pass', 'fail', 'fail_otherwise', 'skip', 'missing'] as const;
+
+export const PredatesProbeSchema = z.object({
+  /** The commit probed: PR1's base. */
+  commit: z.string(),
+  /** PR2's source change applied there: `git diff base head` of `files` (its files that are not tests). */
+  applied: z.object({ base: z.string(), head: z.string(), files: z.array(z.string()) }),
+  /** PR2's test changes laid on the commit's own test modules (its whole test files could not import or crashed the runner). */
+  transplanted: z.boolean(),
+  /** Each anticipation test with and without the change (null: not run without it). */
+  tests: z.array(z.object({ id: z.string(), with_fix: z.enum(PROBE_TEST_OUTCOMES), without_fix: z.enum(PROBE_TEST_OUTCOMES).nullable() })),
+  verdict: z.enum(PREDATES_VERDICTS),
+  detail: z.string(),
+  runs: z.number().int(),
+  seconds: z.number(),
+});
+export type PredatesProbe = z.infer<typeof PredatesProbeSchema>;
+
 export const AttributionSchema = z.object({
   /**
    * `attributed`: PR1 is `change`; `unattributed`: the tests stop passing at a commit of no change (the chain
@@ -56,5 +89,10 @@ export const AttributionSchema = z.object({
   steps: z.array(AttributionStepSchema),
   cost: z.object({ containers: z.number().int(), runs: z.number().int(), seconds: z.number() }).nullable(),
   detail: z.string().nullable(),
+  /**
+   * The probe of PR1's base with PR2's source change, when the bisection named no commit (blame's or the
+   * reference's PR1 stood) and the chain was not excluded; null when it did not run.
+   */
+  predates: PredatesProbeSchema.nullable().default(null),
 });
 export type Attribution = z.infer<typeof AttributionSchema>;

@@ -25,6 +25,7 @@ export const EXCLUSION_REASONS = {
   anticipation_not_gradeable: "PR2's tests cannot be imported at pr1_head because of commits between PR1 and PR2",
   ineligible: 'PR2 is not a bug fix (a feature, a revert or not a bug)',
   unattributed: 'PR1 did not introduce the defect PR2 fixed',
+  defect_predates_pr1: "the defect is older than PR1: PR2's source change applied at pr1_base makes PR2's anticipation tests pass there, and they fail there without it",
   unfair_statement: "PR1's statement leaks the future fix or prescribes the mechanism (a fairness judge, or the leak detector naming the leaked tokens)",
   pr2_spec_unsolvable: "PR2's synthesised statement does not let its held-out tests be derived (pr2_spec_code is not A after repair)",
   judge_failed: 'a judge gave no usable answer for this chain (refused, or broke its schema twice): nothing was decided',

@@ -41,6 +41,15 @@ export const StateResultSchema = z.object({
    */
   failureKinds: z.record(z.string(), z.string()).optional(),
   durationMs: z.number(),
+  /**
+   * Set when the state was not decided by its own overlaid run. `base_version_after_overlay_crash` (S1): the
+   * runner crashed at the base on the PR's overlaid test files (a Django test app's models use an option the
+   * PR adds; `crash` quotes it), so the state ran the base's own version of those files instead (`overlay`
+   * null): its passing tests are theirs, and every other test of the PR's test files that the head reports
+   * counts as failing, as a module that cannot be imported does (compute-sets.ts). When that run is no
+   * evidence either, the state's outcome says why.
+   */
+  decidedBy: z.object({ reason: z.literal('base_version_after_overlay_crash'), overlay: z.string(), crash: z.string() }).optional(),
 });
 export type StateResult = z.infer<typeof StateResultSchema>;
 

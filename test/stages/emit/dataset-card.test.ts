@@ -128,6 +128,24 @@ describe('datasetCard body', () => {
 
 const PLOT_INPUT: PlotInput = { verifiedRows: ROWS.verified, testRows: ROWS.test, funnel: FUNNEL };
 
+describe('datasetCard judgements', () => {
+  it('counts the test rows each judgement left undecided as not judged (the rules abstained; the rows stay)', () => {
+    const rule = (v: string) => JSON.stringify({ verdict: v, reason: 'r' });
+    const verified = [
+      verifiedRow('w__1-2', { excluded: false, eligibility_verdict: null, fairness_consensus: 'pass', solvability_verdict: null, attribution_verdict: null, mining_evidence: JSON.stringify({ picked_by: 'blame' }) }),
+      verifiedRow('w__3-4', { excluded: false, eligibility_verdict: null, fairness_consensus: 'pass', solvability_verdict: null, attribution_verdict: null, mining_evidence: JSON.stringify({ picked_by: 'reference' }) }),
+      verifiedRow('w__5-6', { excluded: false, eligibility_verdict: rule('bug_fix'), fairness_consensus: 'pass', solvability_verdict: null, attribution_verdict: rule('A'), mining_evidence: JSON.stringify({ picked_by: 'blame' }) }),
+      // Excluded: not a test row, not counted.
+      verifiedRow('w__7-8', { eligibility_verdict: rule('revert') }),
+    ];
+    const card = datasetCard(cardInput({ verifiedRows: verified, testRows: verified.slice(0, 3).map((r) => ({ instance_id: r.instance_id, repo: r.repo })) }));
+    expect(card).toContain('| eligibility (`eligibility_verdict`) | 3 | 1 | 2 |');
+    expect(card).toContain('| attribution (`attribution_verdict`; asked when blame chose PR1) | 2 | 1 | 1 |');
+    expect(card).toContain('| fairness (`fairness_consensus`) | 3 | 3 | 0 |');
+    expect(card).toContain('| solvability (`solvability_verdict`) | 3 | 0 | 3 |');
+  });
+});
+
 describe('renderPlots', () => {
   it('draws the funnel as one bar per step, with discover candidates first', async () => {
     const [funnel] = await renderPlots(PLOT_INPUT);

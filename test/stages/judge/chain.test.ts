@@ -130,14 +130,25 @@ describe('judgeChain', () => {
     await expect(judgeChain(validatedChain(), down, 0)).rejects.toThrow(/HTTP 500/);
   });
 
-  it('offline rules: the gates are judged, everything rules cannot judge stays null and eval_ready is false', async () => {
-    const j = await judgeChain(validatedChain(), makeProviders(defaultConfig(), NO_SECRETS, { cacheDir: null }), 2);
+  it('offline rules: a chain they cannot judge stays in, its eligibility null, not eval_ready; everything rules cannot judge stays null', async () => {
+    const rules = makeProviders(defaultConfig(), NO_SECRETS, { cacheDir: null });
+    // Django's own verb: nothing a rule can read says what the change is.
+    const c = validatedChain();
+    const j = await judgeChain({ ...c, pr2: { ...c.pr2, title: 'Refs #34925 -- Avoided altering passed by reference refresh_from_db(fields).', body: '' } }, rules, 2);
+    expect(j.excluded).toBeNull();
     expect(j.verdicts.judged_by).toBe('rules');
-    expect(j.verdicts.eligibility?.verdict).toBe('bug_fix');
+    expect(j.verdicts.eligibility).toBeNull();
     expect(j.verdicts.fairness).toHaveLength(2);
     const d = deriveJudgement(j);
     expect(d).toMatchObject({ pr1_code: null, clarity_score: null, pr2_problem_statement: null, severity: null, security: null, eval_ready: false });
-    expect(d.quality_flags).toContain('not_judged');
+    expect(d.quality_flags).toEqual(expect.arrayContaining(['not_judged', 'target_unjudged', 'pr1_code_unjudged']));
     expect(j.problemStatement).toBe('Add parse_duration');
+  });
+
+  it('offline rules: a revert is still excluded ineligible, with the evidence', async () => {
+    const c = validatedChain();
+    const j = await judgeChain({ ...c, pr2: { ...c.pr2, title: 'Revert "Add parse_duration (#3)"' } }, makeProviders(defaultConfig(), NO_SECRETS, { cacheDir: null }), 2);
+    expect(j.excluded).toMatchObject({ reason: 'ineligible', stage: 'judge' });
+    expect(j.excluded!.detail).toMatch(/^revert: the title says it reverts: .*\(rule revert\)$/);
   });
 });

@@ -4,7 +4,8 @@
  * actually wrote the defect.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { attributeFix, HORIZON, type AttributeOptions, type Attribution } from '../../../stages/szz/attribute.ts';
+import { attributeFix, type AttributeOptions, type Attribution } from '../../../stages/szz/attribute.ts';
+import { YEAR } from '../../../stages/szz/fit.ts';
 import { MetaChanges } from '../../../stages/szz/meta.ts';
 import { gitRepo, type GitRepo } from '../../helpers/git-repo.ts';
 
@@ -299,14 +300,16 @@ describe('attributeFix on real histories', () => {
     const old = await repo.commit({ files: { 'pkg/a.py': 'def f(x):\n    a = x + 1\n    b = x * 3\n    return a, b\n' }, message: 'Triple b', date: '2019-01-01T12:00:00Z' });
     const recent = await repo.commit({ files: { 'pkg/a.py': 'def f(x):\n    a = x + 5\n    b = x * 3\n    return a, b\n' }, message: 'Add five', date: '2023-06-01T12:00:00Z' });
     const fix = await repo.commit({ files: { 'pkg/a.py': 'def f(x):\n    a = x + 6\n    b = x * 4\n    return a, b\n' }, message: 'Fix f', date: '2024-01-10T12:00:00Z' });
-    const bounded = await attribute(repo, fix, { variant: 'foresight' });
+    const bounded = await attribute(repo, fix, { variant: 'foresight', horizon: 3 * YEAR });
     expect(shas(bounded)).toEqual([recent]);
     expect(bounded.beyondHorizon).toBe(1);
     const all = await attribute(repo, fix, { variant: 'foresight', horizon: null });
     expect(shas(all)).toEqual([recent, old]);
     expect(all.beyondHorizon).toBe(0);
+    // No horizon unless one is given: the whole history.
+    expect(shas(await attribute(repo, fix, { variant: 'foresight' }))).toEqual([recent, old]);
     // A horizon reaching back before 2019 (5 years before the fix's parent) finds the older commit again.
-    expect(shas(await attribute(repo, fix, { variant: 'foresight', horizon: HORIZON + 2 * 365 * 86400 }))).toEqual([recent, old]);
+    expect(shas(await attribute(repo, fix, { variant: 'foresight', horizon: 5 * YEAR }))).toEqual([recent, old]);
     // B-SZZ, the published baseline, always looks through the whole history.
     expect(new Set(shas(await attribute(repo, fix, { variant: 'b-szz' })))).toEqual(new Set([recent, old]));
   });
@@ -316,7 +319,7 @@ describe('attributeFix on real histories', () => {
     // git treats a root commit as a boundary, like one beyond --since: only --root keeps its lines.
     const root = await repo.commit({ files: { 'pkg/a.py': 'def f(x):\n    return x + 1\n' }, message: 'Add f', date: day(1) });
     const fix = await repo.commit({ files: { 'pkg/a.py': 'def f(x):\n    return x + 2\n' }, message: 'Fix f', date: day(5) });
-    const a = await attribute(repo, fix, { variant: 'foresight' });
+    const a = await attribute(repo, fix, { variant: 'foresight', horizon: 3 * YEAR });
     expect(shas(a)).toEqual([root]);
     expect(a.beyondHorizon).toBe(0);
   });

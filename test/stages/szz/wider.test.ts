@@ -6,6 +6,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { attributeFix, type Attribution } from '../../../stages/szz/attribute.ts';
 import { MetaChanges } from '../../../stages/szz/meta.ts';
+import { YEAR } from '../../../stages/szz/fit.ts';
 import { changedNames, FEATURES, FITTED, rankScore, type CandidateFeatures, type RankerWeights } from '../../../stages/szz/rank.ts';
 import { gitRepo, type GitRepo } from '../../helpers/git-repo.ts';
 
@@ -159,7 +160,7 @@ describe('wider SZZ candidates', () => {
     const recent = await repo.commit({ files: { 'pkg/a.py': body('6', '4', '5') }, message: 'Change a', date: '2023-06-01T12:00:00Z' });
     const fix = await repo.commit({ files: { 'pkg/a.py': body('7', '8', '5') }, message: 'Fix a and b', date: '2024-01-10T12:00:00Z' });
     const all = await attribute(repo, fix, { wider: true, horizon: null });
-    const bounded = await attribute(repo, fix, { wider: true });
+    const bounded = await attribute(repo, fix, { wider: true, horizon: 3 * YEAR });
     // Blame (line b), the block (def, return) and the file's history reach `old` and `root` only without the horizon.
     expect(new Set(all.commits.map((c) => c.sha))).toEqual(new Set([root, old, mid, recent]));
     expect(find(bounded, old)).toBeUndefined();

@@ -9,17 +9,15 @@
  * One container for the whole run (one explicit image: the bookworm base has pytest; a root conftest.py puts
  * the work tree on sys.path).
  */
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../core/foundation/config.ts';
 import { connectDocker, DEFAULT_BASE_ALIAS, ensureImage, isDockerReachable } from '../../../core/env/index.ts';
-import { silentLogger } from '../../../core/foundation/log.ts';
-import { ValidatedChainSchema, type ValidatedChain } from '../../../core/foundation/model/validated.ts';
-import type { StageName } from '../../../core/foundation/stage.ts';
-import { runPipeline } from '../../../pipeline/pipeline.ts';
+import type { ValidatedChain } from '../../../core/foundation/model/validated.ts';
 import { validateStage } from '../../../stages/validate/index.ts';
+import { mineValidated } from '../../helpers/mine-validated.ts';
 import { gitRepo, type GitRepo } from '../../helpers/git-repo.ts';
 
 const docker = connectDocker();
@@ -59,15 +57,6 @@ async function history(): Promise<GitRepo> {
   return repo;
 }
 
-async function mine(repo: GitRepo, dataRoot: string, env: Record<string, string> = {}): Promise<ValidatedChain[]> {
-  const config = loadConfig({ FORESIGHT_OFFLINE: '1', FORESIGHT_IMAGE: DEFAULT_BASE_ALIAS, FORESIGHT_RUNS: '1', ...env });
-  for (const only of ['discover', 'szz', 'extract', 'validate'] as StageName[]) {
-    await runPipeline({ dataRoot, repo: { name: 'gen/attr', clone: repo.dir }, config, log: silentLogger, only });
-  }
-  const lines = (await readFile(join(dataRoot, 'gen__attr', 'validate', 'items.jsonl'), 'utf8')).split('\n').filter(Boolean);
-  return lines.map((l) => ValidatedChainSchema.parse(JSON.parse(l)));
-}
-
 describe.skipIf(skip)('validate: execution-confirmed attribution (Docker, a generated history)', () => {
   let repo: GitRepo;
   let dataRoot: string;
@@ -76,7 +65,7 @@ describe.skipIf(skip)('validate: execution-confirmed attribution (Docker, a gene
     await ensureImage(DEFAULT_BASE_ALIAS, { docker });
     repo = await history();
     dataRoot = await mkdtemp(join(tmpdir(), 'foresight-attribution-'));
-    chains = await mine(repo, dataRoot);
+    chains = await mineValidated(repo.dir, dataRoot, 'gen/attr');
   }, 600_000);
   afterAll(async () => {
     await repo?.remove();
