@@ -12,7 +12,7 @@ export function defaultLockDir(): string {
 }
 
 /** A wait for another holder is said this often: under the 30 s a run's log may stay silent. */
-const WAIT_NOTE_MS = 25_000;
+export const WAIT_NOTE_MS = 25_000;
 
 /** How long a lock may go without its holder refreshing it (every 2 s) before it counts as a dead process's. */
 const HOLDER_GONE_MS = 10_000;
@@ -29,6 +29,7 @@ export async function withLock<T>(
   fn: () => Promise<T>,
   /** Called every WAIT_NOTE_MS while another holder keeps the lock, with how long it has waited. */
   onWait?: (waitedMs: number) => void,
+  noteEveryMs = WAIT_NOTE_MS,
 ): Promise<T> {
   const dir = lockDir || defaultLockDir();
   await mkdir(dir, { recursive: true });
@@ -57,7 +58,7 @@ export async function withLock<T>(
           cause: err,
         });
       }
-      if (onWait && Date.now() - noted >= WAIT_NOTE_MS) {
+      if (onWait && Date.now() - noted >= noteEveryMs) {
         noted = Date.now();
         onWait(noted - t0);
       }
