@@ -48,8 +48,9 @@ export { containerLimits, type ContainerLimits } from './container/limits.ts';
 export type { BundleFile, GradeLimits, GradeResult, GradingBundle, Score } from './container/grade.ts';
 export { outgrownCandidate, outgrownEnvironment, runProblem } from './runners/evidence.ts';
 
-export { backendUnavailable, CHOICE_FILE, EnvChoices, rejectionReason } from './image/choose-env.ts';
-export type { ChoiceFile } from './image/choose-env.ts';
+export { EnvChoices } from './image/choose-env.ts';
+export { CHOICE_FILE, type ChoiceFile } from './image/choice-file.ts';
+export { backendUnavailable, rejectionReason } from './image/env-check.ts';
 export { detectCandidates } from './recipes/detect.ts';
 export { pythonEra, rankPythons } from './recipes/python-era.ts';
 export { changedTestModules, eraEnvironment, eraTestRules, type EnvironmentOptions, type EraEnv, type EraTestRules } from './era.ts';

@@ -13,23 +13,20 @@
  * An era is keyed by the keys of all its candidates (base image tag, recipe, dependency files' content).
  */
 import { readFile } from 'node:fs/promises';
-import { z } from 'zod';
 import { writeAtomic } from '../../foundation/artifacts.ts';
 import { ForesightError } from '../../foundation/errors.ts';
 import { fingerprint } from '../../foundation/fingerprint.ts';
 import { readBlob } from '../../foundation/git.ts';
 import type { StateRun } from '../container/run-report.ts';
 import type { RecipeCandidate } from '../recipes/detect.ts';
-import { leftOutInLog, MAX_DROPPED, unavailableRequirements, withoutRequirements } from '../recipes/drop-unavailable.ts';
+import { MAX_DROPPED, unavailableRequirements, withoutRequirements } from '../recipes/drop-unavailable.ts';
 import { importedFrom, normaliseDist, type TestImports } from '../recipes/test-imports.ts';
-import { runProblem } from '../runners/evidence.ts';
 import { getRunner } from '../runners/registry.ts';
-import type { Runner } from '../runners/types.ts';
-import { BASE_SCRIPT, baseImageTag } from './base.ts';
 import type { EnvImages } from './env-images.ts';
-import { releaseOf } from './release.ts';
 import { logLine } from './docker-image.ts';
-import { envImageKey } from './key.ts';
+import { candidateKey, droppedBy, type Entry, type Retry } from './candidate-queue.ts';
+import { ChoiceFileSchema, type ChoiceFile, type Era, type TriedCandidate } from './choice-file.ts';
+import { absentPackage, backendUnavailable, checkReport, namesPackage, rejectionReason, type EnvCheck } from './env-check.ts';
 import type { EnvImageRequest, EnvImageResult } from './types.ts';
 
 /**
@@ -51,45 +48,6 @@ function withEnv(c: RecipeCandidate, env: Record<string, string> | undefined): R
   return env ? { ...c, recipe: { ...c.recipe, env: { ...c.recipe.env, ...env } } } : c;
 }
 
-/** The choice file's name under data/<repo>/. */
-export const CHOICE_FILE = 'env-recipes.json';
-
-const TriedSchema = z.object({
-  label: z.string(),
-  /** The candidate's env key computed on the base's tag (not the env image's tag, which uses the base's id). */
-  envKey: z.string(),
-  outcome: z.enum(['chosen', 'rejected']),
-  /** Why it was rejected (one line), or the env image it chose (`foresight-env:<key>`). */
-  reason: z.string(),
-  install: z.array(z.string()),
-  /** Where a rejected candidate failed: its install, or its report at the PR's head (absent in files written before the probe: install). */
-  stage: z.enum(['install', 'report', 'skipped']).optional(),
-  /** Test-run environment the chosen candidate's check needed beyond its recipe (warnings not turned into errors). */
-  env: z.record(z.string(), z.string()).optional(),
-  /** A chosen candidate's check at the PR's head (`trustworthy: ...`, `inconclusive: ...`, `unverified: ...`); absent: not probed yet. */
-  check: z.string().optional(),
-  /** The detected candidate this one is, without requirements the offline wheels cannot provide (absent: detected itself). */
-  from: z.string().optional(),
-  /** Requirements the install left out (the offline wheels cannot provide them): dropped by name, or skipped by a best-effort step. */
-  dropped: z.array(z.string()).optional(),
-  /** Requirements it installed without their version pin (no offline version satisfies it). */
-  unpinned: z.array(z.string()).optional(),
-  /** A failed install's retry: the requirements it leaves out and those it unpins (taken again as recorded by the next run). */
-  retry: z.object({ drop: z.array(z.string()), relax: z.array(z.string()) }).optional(),
-});
-
-const EraSchema = z.object({
-  /** The commit at which the era was first resolved. */
-  commit: z.string(),
-  chosen: z.string().nullable(),
-  tried: z.array(TriedSchema),
-  updated: z.string(),
-});
-
-const ChoiceFileSchema = z.object({ version: z.literal(1), eras: z.record(z.string(), EraSchema) });
-
-export type ChoiceFile = z.infer<typeof ChoiceFileSchema>;
-export type TriedCandidate = z.infer<typeof TriedSchema>;
 
 export interface Rejection {
   label: string;
@@ -100,12 +58,6 @@ export interface Rejection {
   built: boolean;
 }
 
-/**
- * What a candidate's report at the PR's head says about the environment: `unusable` (the environment's
- * fault: the next candidate is tried), `trustworthy`, or `inconclusive` (nothing to tell by: no test file,
- * a timeout, no test collected; the candidate is kept).
- */
-export type EnvCheck = { kind: 'trustworthy' | 'unusable' | 'inconclusive'; detail: string };
 
 type Ok = Extract<EnvImageResult, { ok: true }>;
 type Failed = Extract<EnvImageResult, { ok: false }>;
@@ -123,47 +75,9 @@ export type ChosenEnv =
     }
   | { kind: 'failed'; rejected: Rejection[]; /** The last build that failed in this run, if any. */ last: Failed | null };
 
-/**
- * The telling line of a failed build's detail: pip's last `ERROR:` line (not its closing "for help visit" /
- * "Command errored out" ones), else the last Python exception (`SyntaxError: …` from a setup.py), else pip's
- * last `×` summary, else the last line.
- */
-export function rejectionReason(detail: string): string {
-  const lines = detail.split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('[foresight]'));
-  const tiers = [
-    (l: string) => /^ERROR\b/.test(l) && !/for help visit|Command errored out/.test(l),
-    (l: string) => /^[A-Za-z_.]*(Error|Exception): /.test(l),
-    (l: string) => /^(ERROR|error)\b|^×/.test(l),
-  ];
-  for (const tier of tiers) {
-    const hit = [...lines].reverse().find(tier);
-    if (hit) return hit.slice(0, 300);
-  }
-  return (lines.at(-1) ?? 'install failed').slice(0, 300);
-}
-
-/** The build backend itself could not be installed (an isolated build's pin the offline wheels lack). */
-export function backendUnavailable(detail: string): boolean {
-  return /(?:build|backend) dependencies: finished with status 'error'|to install (?:build|backend) dependencies did not run successfully/.test(detail);
-}
-
-/**
- * The package pip found no version of at all (`No matching distribution found for <name>`, no version
- * specifier after the name): the offline wheels lack it, in every era. Null for a pin no wheel satisfies.
- */
-export function absentPackage(reason: string): string | null {
-  return /No matching distribution found for ([A-Za-z0-9][A-Za-z0-9._-]*)(?=\s*(?:;|$|\((?:not left out|not retried|retried without)))/.exec(reason)?.[1] ?? null;
-}
-
 /** The project metadata a package name must appear in for an extra to still require it. */
 const METADATA_FILES = ['pyproject.toml', 'setup.py', 'setup.cfg'] as const;
 
-/** Whether the commit's project metadata still names the package (case and -_. alike, whole name). */
-export function namesPackage(metadata: string, pkg: string): boolean {
-  const norm = (s: string): string => s.toLowerCase().replace(/[-_.]+/g, '-');
-  const re = new RegExp(`(^|[^a-z0-9-])${norm(pkg)}($|[^a-z0-9-])`);
-  return re.test(norm(metadata));
-}
 
 export interface ChooseEnvOptions {
   images: EnvImages;
@@ -185,53 +99,6 @@ export interface ChooseEnvOptions {
   without?: readonly string[];
   /** Labels of candidates leaving out a requirement the PR's tests import: not chosen, and the choice is an era of its own. */
   passOver?: readonly string[];
-}
-
-/** The line of a run's output that says why the environment failed: a missing module or plugin, an unknown option. */
-export function envErrorLine(output: string): string | null {
-  const lines = output.split('\n').map((l) => l.replace(/^E\s+/, '').trim()).filter(Boolean);
-  const tiers = [
-    /^(ModuleNotFoundError|ImportError): /,
-    /fixture '[^']+' not found/,
-    /error: unrecognized arguments: |^ERROR: usage: |^ERROR: /,
-    /^[A-Za-z_.]*(Error|Exception): /,
-  ];
-  for (const tier of tiers) {
-    const hit = [...lines].reverse().find((l) => tier.test(l));
-    if (hit) return hit.slice(0, 300);
-  }
-  return null;
-}
-
-/**
- * Whether one run of the runner at a PR's head on its own test files shows a usable environment. Its own
- * tests were merged there, so a file that cannot be collected, a runner that cannot start (no report, an
- * undeclared exit code, a crash) or a test erroring on a fixture no installed plugin provides is the
- * environment's fault; failing tests are not.
- */
-export function checkReport(run: StateRun, exitCodes: Runner['exitCodes']): EnvCheck {
-  const why = (fallback: string): string => envErrorLine(run.outputTail) ?? fallback;
-  if (run.kind === 'timeout') return { kind: 'inconclusive', detail: `timed out after ${Math.round(run.durationMs / 1000)}s` };
-  if (run.kind === 'no_report') {
-    if (run.why === 'killed') return { kind: 'inconclusive', detail: 'the runner was killed' };
-    return { kind: 'unusable', detail: `no report (exit ${run.exitCode ?? 'none'}): ${why(run.outputTail.trim().split('\n').pop() ?? '')}` };
-  }
-  const { tests, collectionErrors } = run.parsed;
-  if (collectionErrors.length) return { kind: 'unusable', detail: `${collectionErrors.join(', ')} cannot be collected: ${why('collection error')}` };
-  // An exit code the runner does not declare (a usage or internal error: an unknown option, a plugin that
-  // failed) is the environment's, even with no test collected.
-  if (!exitCodes.ok.includes(run.exitCode) && !exitCodes.noTestsCollected.includes(run.exitCode)) {
-    return { kind: 'unusable', detail: `the test runner exited ${run.exitCode}: ${why(run.outputTail.trim().split('\n').pop() ?? '')}` };
-  }
-  const problem = runProblem(run, exitCodes);
-  if (problem?.kind === 'infra' && problem.reason === 'no_tests_collected') return { kind: 'inconclusive', detail: problem.detail };
-  if (problem) return { kind: 'unusable', detail: `${problem.detail.split(':')[0]}: ${why(problem.detail)}` };
-  const statuses = Object.values(tests);
-  const errored = statuses.filter((s) => s === 'error').length;
-  const missingFixture = /fixture '[^']+' not found/.exec(run.outputTail);
-  if (errored && missingFixture) return { kind: 'unusable', detail: `${errored} test(s) errored: ${missingFixture[0]}` };
-  const count = (s: string): number => statuses.filter((x) => x === s).length;
-  return { kind: 'trustworthy', detail: `${statuses.length} tests ran (${count('pass')} passed, ${count('fail')} failed, ${errored} errors, ${count('skip')} skipped)` };
 }
 
 /**
@@ -266,7 +133,7 @@ export class EnvChoices {
     return this.state;
   }
 
-  private save(eraKey: string, era: z.infer<typeof EraSchema>): Promise<void> {
+  private save(eraKey: string, era: Era): Promise<void> {
     this.writing = this.writing.then(async () => {
       const state = await this.load();
       state.eras[eraKey] = era;
@@ -513,33 +380,4 @@ export class EnvChoices {
     await record(null);
     return { kind: 'failed', rejected, last };
   }
-}
-
-/** One install candidate in the order tried: a detected one, or one without requirements it could not install (`drop`). */
-interface Entry {
-  c: RecipeCandidate;
-  /** Its env key on the base's tag. */
-  key: string;
-  /** The detected candidate it comes from (itself when detected). */
-  origin: RecipeCandidate;
-  /** The requirements it leaves out by name (none for a detected candidate). */
-  drop: string[];
-  /** The requirements it installs without their version pin. */
-  relax: string[];
-}
-
-/** How a candidate that failed to install is tried again: the requirements left out, and those unpinned. */
-type Retry = { drop: string[]; relax: string[] };
-
-/** A candidate's env key on its base's tag (the build script's hash per release), not the base's id: no base is built to look up a choice. */
-async function candidateKey(req: Omit<EnvImageRequest, 'recipe'>, c: RecipeCandidate): Promise<string> {
-  return (await envImageKey({ clone: req.clone, commit: req.commit, recipe: c.recipe, baseId: await baseImageTag(BASE_SCRIPT, releaseOf(c.recipe.python)) })).key;
-}
-
-/** What an installed candidate left out: the requirements it drops by name and those its build log says were skipped. */
-async function droppedBy(e: Entry, res: Ok): Promise<string[]> {
-  const out = [...e.drop];
-  const log = res.log === null ? '' : await readFile(res.log, 'utf8').catch(() => '');
-  for (const n of leftOutInLog(log)) if (!out.some((d) => normaliseDist(d) === normaliseDist(n))) out.push(n);
-  return out;
 }

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { failedStepTail } from '../../../core/env/image/build.ts';
-import { absentPackage, rejectionReason } from '../../../core/env/image/choose-env.ts';
+import { absentPackage, rejectionReason } from '../../../core/env/image/env-check.ts';
 import type { RecipeCandidate } from '../../../core/env/recipes/detect.ts';
 import { KEEP_PROJECT_METADATA, leftOutInLog, unavailableRequirements, withoutRequirements } from '../../../core/env/recipes/drop-unavailable.ts';
 import { RecipeSchema } from '../../../core/env/recipes/schema.ts';

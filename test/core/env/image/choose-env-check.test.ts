@@ -4,7 +4,7 @@
  * pytest's own lines as it prints them.
  */
 import { describe, expect, it } from 'vitest';
-import { absentPackage, checkReport, envErrorLine, namesPackage } from '../../../../core/env/image/choose-env.ts';
+import { absentPackage, checkReport, envErrorLine, namesPackage } from '../../../../core/env/image/env-check.ts';
 import { pytestRunner } from '../../../../core/env/runners/pytest/index.ts';
 import type { StateRun } from '../../../../core/env/index.ts';
 
