@@ -184,7 +184,9 @@ export async function attackPatch(clone: string, base: string, attack: Attack): 
   const tree = join(dir, 'tree');
   const git = (...args: string[]) => run('git', ['-C', tree, ...args], { maxBuffer: 64 * 1024 * 1024 });
   try {
-    await run('git', ['-C', clone, 'worktree', 'add', '-q', '--detach', tree, base]);
+    // A shared clone of its own, not a worktree: concurrent `worktree add`s on one clone race on .git/worktrees.
+    await run('git', ['clone', '-q', '--shared', '--no-checkout', clone, tree]);
+    await git('checkout', '-q', '--detach', base);
     for (const [path, change] of Object.entries(attack.changes)) {
       const at = join(tree, path);
       await rm(at, { force: true, recursive: true });
@@ -202,7 +204,6 @@ export async function attackPatch(clone: string, base: string, attack: Attack): 
     await git('add', '-A', '-f');
     return (await git('diff', '--cached', '--binary', base)).stdout;
   } finally {
-    await run('git', ['-C', clone, 'worktree', 'remove', '--force', tree]).catch(() => undefined);
     await rm(dir, { recursive: true, force: true });
   }
 }
