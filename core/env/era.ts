@@ -92,12 +92,18 @@ export async function eraTestRules(opts: Pick<EnvironmentOptions, 'repo' | 'clon
   return { recipe: loaded.recipe, runner: getRunner(loaded.recipe.runner) };
 }
 
-/** One run of the candidate's runner at `commit` on the test files, in a locked-down container (no network, limits). */
+/**
+ * How many cases of each test file the check of a candidate runs: whether the tests collect and run at all
+ * shows in a sample as in the whole (sqlfluff's dialect module holds thousands, past any run timeout).
+ */
+export const PROBE_SAMPLE = 50;
+
+/** One run of the candidate's runner at `commit` on the test files (a sample of each), in a locked-down container (no network, limits). */
 async function probeRun(opts: EnvironmentOptions, commit: string, image: string, recipe: Recipe, testFiles: string[]): Promise<StateRun> {
   const runner = getRunner(recipe.runner);
   const env = await openChainEnv({ gitDir: opts.gitDir, image, runner, env: recipe.env, docker: opts.images.docker, signal: opts.signal, ...DEFAULT_LIMITS, ...opts.limits });
   try {
-    return await env.runState({ checkout: commit, overlay: null, testFiles });
+    return await env.runState({ checkout: commit, overlay: null, testFiles, sample: PROBE_SAMPLE });
   } finally {
     await env.close().catch(() => undefined);
   }

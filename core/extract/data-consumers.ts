@@ -45,6 +45,11 @@ export interface DataConsumers {
  */
 export const MAX_DATA_CONSUMERS = 8;
 
+/** What runs of each consumer: the cases naming its data files (the runner's KeepRule), not the whole module. */
+export function keepRules(dc: Pick<DataConsumers, 'consumers'>): Array<{ module: string; data: string[] }> {
+  return dc.consumers.map((c) => ({ module: c.module, data: c.files }));
+}
+
 const NO_CONSUMERS: DataConsumers = { consumers: [], unreferenced: [], capped: null };
 
 /** How strongly a text references a data file: 2 names the file or its folder path; 1 a lone folder name or the bare stem. */

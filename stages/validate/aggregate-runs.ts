@@ -1,6 +1,6 @@
 /** Folds a state's runs into one outcome per test (a state that could not run, or ran no evidence, says why). */
 import type { StateRun } from '../../core/env/index.ts';
-import { isIgnoredTest, runProblem as envRunProblem, type Recipe, type Runner } from '../../core/env/index.ts';
+import { isIgnoredTest, runProblem as envRunProblem, type KeepRule, type Recipe, type Runner } from '../../core/env/index.ts';
 import type { Outcome, StateName, StateOutcome, StateResult } from '../../core/foundation/model/validated.ts';
 
 export interface StateRequest {
@@ -9,6 +9,8 @@ export interface StateRequest {
   overlay: string | null;
   testFiles: string[];
   overlayFiles: string[];
+  /** Modules run for the PR's data files: only their cases naming the files, and a sample (core/env KeepRule). */
+  keep?: readonly KeepRule[];
 }
 
 type ExitCodes = Runner['exitCodes'];

@@ -1,5 +1,6 @@
 /** Runs a chain's five states in the environments given, repeated as `validate.repeat` says, and folds the runs per state. */
 import type { ProbeEnv } from '../../core/attribution/index.ts';
+import { keepRules } from '../../core/extract/data-consumers.ts';
 import type { ExtractedChain } from '../../core/foundation/model/extracted.ts';
 import type { Logger } from '../../core/foundation/log.ts';
 import type { RepeatStrategy } from '../../core/foundation/settings.ts';
@@ -11,12 +12,14 @@ import type { StateName, StateResult } from '../../core/foundation/model/validat
 
 /** The five states of a chain (definitions.md). */
 export function stateRequests(c: ExtractedChain): StateRequest[] {
+  const pr1 = keepRules(c.data_consumers.pr1);
+  const pr2 = keepRules(c.data_consumers.pr2);
   return [
-    { name: 'S1', checkout: c.pr1_base, overlay: c.pr1_head, testFiles: c.pr1_test_files, overlayFiles: c.pr1_overlay_files },
-    { name: 'S2', checkout: c.pr1_head, overlay: null, testFiles: c.pr1_test_files, overlayFiles: [] },
-    { name: 'S3', checkout: c.pr1_head, overlay: c.pr2_head, testFiles: c.anticipation_test_files, overlayFiles: c.anticipation_overlay_files },
-    { name: 'S4', checkout: c.pr2_base, overlay: c.pr2_head, testFiles: c.anticipation_test_files, overlayFiles: c.anticipation_overlay_files },
-    { name: 'S5', checkout: c.pr2_head, overlay: null, testFiles: c.anticipation_test_files, overlayFiles: [] },
+    { name: 'S1', checkout: c.pr1_base, overlay: c.pr1_head, testFiles: c.pr1_test_files, overlayFiles: c.pr1_overlay_files, keep: pr1 },
+    { name: 'S2', checkout: c.pr1_head, overlay: null, testFiles: c.pr1_test_files, overlayFiles: [], keep: pr1 },
+    { name: 'S3', checkout: c.pr1_head, overlay: c.pr2_head, testFiles: c.anticipation_test_files, overlayFiles: c.anticipation_overlay_files, keep: pr2 },
+    { name: 'S4', checkout: c.pr2_base, overlay: c.pr2_head, testFiles: c.anticipation_test_files, overlayFiles: c.anticipation_overlay_files, keep: pr2 },
+    { name: 'S5', checkout: c.pr2_head, overlay: null, testFiles: c.anticipation_test_files, overlayFiles: [], keep: pr2 },
   ];
 }
 
@@ -25,7 +28,7 @@ export function stateRequests(c: ExtractedChain): StateRequest[] {
  * crash the runner at pr1_base (a Django test app's models use an option PR1 adds) while pr1_head runs them.
  */
 export function baseVersionRequest(c: ExtractedChain): StateRequest {
-  return { name: 'S1', checkout: c.pr1_base, overlay: null, testFiles: c.pr1_test_files, overlayFiles: [] };
+  return { name: 'S1', checkout: c.pr1_base, overlay: null, testFiles: c.pr1_test_files, overlayFiles: [], keep: keepRules(c.data_consumers.pr1) };
 }
 
 /**
@@ -98,7 +101,14 @@ export async function runChainStates(opts: {
   const repeat = opts.repeat ?? 'candidates';
   // stateRuns: runs done (dropped passes too); runnerStarts: runner processes started for them.
   const cost = { execMs: 0, stateRuns: 0, runnerStarts: 0 };
-  const request = (req: StateRequest, select?: StateRequestSelect) => ({ checkout: req.checkout, overlay: req.overlay, testFiles: req.testFiles, overlayFiles: req.overlayFiles, ...(select ? { select } : {}) });
+  const request = (req: StateRequest, select?: StateRequestSelect) => ({
+    checkout: req.checkout,
+    overlay: req.overlay,
+    testFiles: req.testFiles,
+    overlayFiles: req.overlayFiles,
+    ...(req.keep?.length ? { keep: req.keep } : {}),
+    ...(select ? { select } : {}),
+  });
   /** Run `run` (and the `passes` - 1 after it) of a state: its note, and once done its debug line. */
   const started = (req: StateRequest, run: number, passes = 1): ((rs: StateRun[]) => void) => {
     const log = opts.log?.child({ state: req.name, run });

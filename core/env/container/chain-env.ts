@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import type Docker from 'dockerode';
 import { ForesightError } from '../../foundation/errors.ts';
 import { absoluteGitDir, pathBytes } from '../../foundation/git.ts';
-import type { Runner } from '../runners/types.ts';
+import { KEEP_SAMPLE, type KeepRule, type Runner } from '../runners/types.ts';
 import { forceRemove, ownerLabels, removeOnAbort } from './cleanup.ts';
 import { lockedDown } from './limits.ts';
 import { connectDocker } from '../connect.ts';
@@ -76,6 +76,10 @@ export interface StateRequest {
    * that does not apply is exit 94 (no report): no probe.
    */
   sourceChange?: { base: string; head: string; files: string[] };
+  /** Modules run for the data files they read: only their cases naming those files, and a sample (runners/types.ts KeepRule). */
+  keep?: readonly KeepRule[];
+  /** Every other test file runs at most this many of its cases: a probe that the tests run at all. */
+  sample?: number;
 }
 
 export type { StateRun } from './run-report.ts';
@@ -136,6 +140,15 @@ function namedBytes(f: string): string | null {
 
 /** One environment string holds the selection: the kernel caps one at 128 KiB. */
 const SELECT_MAX_CHARS = 100_000;
+
+/** The keep rules as the runner reads them from FORESIGHT_KEEP: `<module>\t<data file>…` lines; a name a line cannot hold is left out (its module runs whole). */
+export function keepText(rules: readonly KeepRule[]): string {
+  const plain = (s: string): boolean => s !== '' && !/[\0\n\r\t]/.test(s);
+  return rules
+    .filter((r) => plain(r.module) && r.data.length > 0 && r.data.every(plain))
+    .map((r) => [r.module, ...r.data].join('\t'))
+    .join('\n');
+}
 
 /** The selection as run_state.sh reads it from FORESIGHT_SELECT: `<file>\t<arg>` lines (empty arg: the file). */
 function selectText(req: StateRequest): string {
@@ -278,6 +291,8 @@ class DockerChainEnv implements ChainEnv {
       env: [
         `FORESIGHT_OVERLAY_FILES=${overlayFiles.join('\n')}`,
         ...(req.select ? [`FORESIGHT_SELECT=${selectText(req)}`] : []),
+        ...(req.keep?.length ? [`FORESIGHT_KEEP=${keepText(req.keep)}`, `FORESIGHT_KEEP_SAMPLE=${KEEP_SAMPLE}`] : []),
+        ...(req.sample !== undefined ? [`FORESIGHT_SAMPLE=${req.sample}`] : []),
         ...(req.overlay && req.overlayBase ? [`FORESIGHT_OVERLAY_BASE=${req.overlayBase}`] : []),
         ...(req.sourceChange ? [`FORESIGHT_SOURCE_BASE=${req.sourceChange.base}`, `FORESIGHT_SOURCE_HEAD=${req.sourceChange.head}`, `FORESIGHT_SOURCE_FILES=${req.sourceChange.files.join('\n')}`] : []),
       ],

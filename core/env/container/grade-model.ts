@@ -16,10 +16,17 @@ export const BundleFileSchema = z.object({
   encoding: z.enum(['utf8', 'base64']),
   content: z.string(),
 });
-export const BundlePartSchema = z.object({ files: z.array(BundleFileSchema), run: z.array(RepoPath) });
+/** `keep`: modules run for the data files they read, only their cases naming the files (runners/types.ts KeepRule); absent in older rows. */
+export const BundlePartSchema = z.object({
+  files: z.array(BundleFileSchema),
+  run: z.array(RepoPath),
+  keep: z.array(z.object({ module: RepoPath, data: z.array(RepoPath) })).default([]),
+});
 /** The row's `grading_bundle` (a JSON string in the dataset): the test files each score needs. */
 export const GradingBundleSchema = z.object({ version: z.literal(1), x: BundlePartSchema, y: BundlePartSchema });
-export type GradingBundle = z.infer<typeof GradingBundleSchema>;
+/** A bundle as written (its parts' `keep` optional); ParsedBundle, as grading reads it. */
+export type GradingBundle = z.input<typeof GradingBundleSchema>;
+export type ParsedBundle = z.infer<typeof GradingBundleSchema>;
 export type BundleFile = z.infer<typeof BundleFileSchema>;
 
 export interface GradeLimits {

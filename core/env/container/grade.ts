@@ -26,14 +26,15 @@ import { ForesightError } from '../../foundation/errors.ts';
 import { EVAL_RUNNER_PATH, EVAL_UID } from '../image/eval-image.ts';
 import { dockerError } from '../image/docker-image.ts';
 import { runProblem } from '../runners/evidence.ts';
-import { DEFAULT_LIMITS } from './chain-env.ts';
+import { DEFAULT_LIMITS, keepText } from './chain-env.ts';
+import { KEEP_SAMPLE } from '../runners/types.ts';
 import { lockedDown } from './limits.ts';
 import { forceRemove, ownerLabels, removeOnAbort } from './cleanup.ts';
 import { runExec, type ExecOutcome } from './exec.ts';
 import { execRunner } from './run-report.ts';
 import { makeTar, type TarFile } from './tar.ts';
 import { backendEnv, startService, type ServiceSession } from '../services/sidecar.ts';
-import { GradingBundleSchema, type BundleFile, type GradedRun, type GradeOptions, type GradedStatus, type GradeResult, type GradingBundle, type Score, type TamperedFile } from './grade-model.ts';
+import { GradingBundleSchema, type BundleFile, type GradedRun, type GradeOptions, type GradedStatus, type GradeResult, type ParsedBundle, type Score, type TamperedFile } from './grade-model.ts';
 
 export * from './grade-model.ts';
 import { APPLY_SCRIPT, GIT_STEP_MS, HARNESS_PY, patchText, PREPARE_SCRIPT, RESET_SCRIPT, SCRATCH, testDirsOf, USER, WORKTREE } from './grade-steps.ts';
@@ -98,12 +99,13 @@ async function gradeWith(opts: GradeOptions, service: ServiceSession, t0: number
   const bundle = GradingBundleSchema.parse(opts.bundle);
   const guard = opts.guard ?? true;
   const protect = [...new Set([...bundle.x.files, ...bundle.y.files].map((f) => f.path).concat(bundle.x.run, bundle.y.run))].sort();
-  const part = async (layers: GradingBundle['x'][], run: string[], ids: readonly string[], label: string): Promise<Attempt | null> => {
+  const part = async (layers: ParsedBundle['x'][], run: string[], ids: readonly string[], label: string): Promise<Attempt | null> => {
     if (ids.length === 0) return null;
-    let attempt = await attemptPart(opts, service, { layers, run, protect, label, guard });
+    const keep = layers[layers.length - 1]!.keep;
+    let attempt = await attemptPart(opts, service, { layers, run, keep, protect, label, guard });
     // No evidence: once more in a new container, so that a passing fault is never the score.
     if (guard && attempt.kind === 'ran' && attempt.run.problem) {
-      const again = await attemptPart(opts, service, { layers, run, protect, label, guard });
+      const again = await attemptPart(opts, service, { layers, run, keep, protect, label, guard });
       attempt = again.kind === 'ran' ? { ...again, run: { ...again.run, attempts: 2 } } : again;
     }
     return attempt;
@@ -143,8 +145,10 @@ async function gradeWith(opts: GradeOptions, service: ServiceSession, t0: number
 
 interface PartPlan {
   /** Bundle parts laid in order over the restored tree. */
-  layers: GradingBundle['x'][];
+  layers: ParsedBundle['x'][];
   run: string[];
+  /** The run's modules read for their data files: only the cases naming the files (the last layer's). */
+  keep: ParsedBundle['x']['keep'];
   protect: string[];
   label: string;
   guard: boolean;
@@ -278,7 +282,11 @@ async function attemptPart(opts: GradeOptions, service: ServiceSession, plan: Pa
       await lay(`cannot lay the ${plan.label} test files into the grading container`, layer.files.map((f) => ({ path: f.path, content: fileContent(f) })), WORKTREE);
     }
     signal?.throwIfAborted();
-    const env = [`FORESIGHT_TESTBED=${WORKTREE}`, ...(plan.guard ? ['FORESIGHT_GUARD=1', `FORESIGHT_PLUGINS=${plugins.join(' ')}`] : [])];
+    const env = [
+      `FORESIGHT_TESTBED=${WORKTREE}`,
+      ...(plan.guard ? ['FORESIGHT_GUARD=1', `FORESIGHT_PLUGINS=${plugins.join(' ')}`] : []),
+      ...(plan.keep.length ? [`FORESIGHT_KEEP=${keepText(plan.keep)}`, `FORESIGHT_KEEP_SAMPLE=${KEEP_SAMPLE}`] : []),
+    ];
     const run = await execRunner(
       container,
       { runner: opts.runner, checkout: '.', overlay: '-', testFiles: plan.run, env, timeoutSec, runnerPath: EVAL_RUNNER_PATH, reportPipe: plan.guard && opts.runner.harness.reportPipe },

@@ -27,6 +27,20 @@ export interface ParsedRun {
   notRun?: Record<string, string>;
 }
 
+/**
+ * A module run because it reads a PR's data files (core/extract/data-consumers.ts): a runner that can select
+ * cases (pytest's foresight_keep.py) runs only those whose parametrisation names one of the files, plus
+ * KEEP_SAMPLE of its other cases (the same ones at every commit) for PASS_TO_PASS; a module whose ids name
+ * none of them runs whole. A runner that cannot select runs the whole module.
+ */
+export interface KeepRule {
+  module: string;
+  data: readonly string[];
+}
+
+/** How many of a data-read module's other cases run beside the ones naming its data: its regression sample. */
+export const KEEP_SAMPLE = 20;
+
 export interface ParseInput {
   /** The runner's JUnit XML, or null when the run produced none. */
   junitXml: string | null;

@@ -7,7 +7,7 @@
 # No test file existing is a successful run of zero tests (empty JUnit, exit 0).
 # Exit: pytest's exit code; 90 clone failed, 91 checkout failed, 92 overlay failed, 64 usage.
 # FORESIGHT_PYTHON: the interpreter (an env image sets it to its venv); default python3.
-# FORESIGHT_SELECT: see below. FORESIGHT_SRC / FORESIGHT_TESTBED override /src and /tmp/testbed. <checkout_sha> "." (with overlay
+# FORESIGHT_SELECT, FORESIGHT_KEEP, FORESIGHT_SAMPLE: see below. FORESIGHT_SRC / FORESIGHT_TESTBED override /src and /tmp/testbed. <checkout_sha> "." (with overlay
 # "-") runs in place: pytest on the work tree at $FORESIGHT_TESTBED as it is (grading, checkout.sh).
 set -u
 if [ $# -lt 3 ]; then
@@ -56,6 +56,10 @@ if [ $# -eq 0 ]; then
   exit 0
 fi
 
+# FORESIGHT_KEEP / FORESIGHT_SAMPLE: which collected cases run (foresight_keep.py, beside this script).
+keep=
+if [ -n "${FORESIGHT_KEEP:-}" ] || [ -n "${FORESIGHT_SAMPLE:-}" ]; then keep=1; fi
+
 # --continue-on-collection-errors: a test file that cannot be imported at this state (typical for
 # tests overlaid from a later commit) must not stop the other files from running.
 if [ "${FORESIGHT_GUARD:-}" = 1 ]; then
@@ -69,9 +73,15 @@ if [ "${FORESIGHT_GUARD:-}" = 1 ]; then
   export FORESIGHT_GUARD_DIR
   # pytest reads every -p before it collects, wherever it stands.
   set -- "$@" -p foresight_guard
+  if [ -n "$keep" ]; then set -- "$@" -p foresight_keep; fi
   for m in ${FORESIGHT_PLUGINS:-}; do set -- "$@" -p "$m"; done
   exec "${FORESIGHT_PYTHON:-python3}" -I -c 'import os, sys; sys.path[:0] = [os.environ["FORESIGHT_GUARD_DIR"], os.getcwd()]; import pytest; raise SystemExit(pytest.main())' \
     -p no:cacheprovider -o junit_family=xunit1 --continue-on-collection-errors --junitxml="$junit" -q -rN "$@"
+fi
+if [ -n "$keep" ]; then
+  PYTHONPATH="$(cd "$(dirname "$0")" && pwd)${PYTHONPATH:+:$PYTHONPATH}"
+  export PYTHONPATH
+  set -- "$@" -p foresight_keep
 fi
 exec "${FORESIGHT_PYTHON:-python3}" -m pytest -p no:cacheprovider -o junit_family=xunit1 --continue-on-collection-errors \
   --junitxml="$junit" -q -rN "$@"
