@@ -47,7 +47,10 @@ export const MAX_DATA_CONSUMERS = 8;
 
 /** What runs of each consumer: the cases naming its data files (the runner's KeepRule), not the whole module. */
 export function keepRules(dc: Pick<DataConsumers, 'consumers'>): Array<{ module: string; data: string[] }> {
-  return dc.consumers.map((c) => ({ module: c.module, data: c.files }));
+  // A module found through several references (it names "after.sql" and "before.sql") reads all their files.
+  const byModule = new Map<string, Set<string>>();
+  for (const c of dc.consumers) for (const f of c.files) (byModule.get(c.module) ?? byModule.set(c.module, new Set()).get(c.module)!).add(f);
+  return [...byModule].map(([module, data]) => ({ module, data: [...data].sort() }));
 }
 
 const NO_CONSUMERS: DataConsumers = { consumers: [], unreferenced: [], capped: null };

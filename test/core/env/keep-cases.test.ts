@@ -38,6 +38,19 @@ def test_lint_all():
 def test_lint_nothing():
     assert True
 `;
+// sqlfluff's autofix layout: one folder per case, its files named alike in every folder.
+const AUTOFIX_TEST = `import os
+
+import pytest
+
+ROOT = os.path.join("tests", "autofix")
+CASES = sorted((d, c) for d in os.listdir(ROOT) for c in os.listdir(os.path.join(ROOT, d)))
+
+
+@pytest.mark.parametrize("dialect,case", CASES)
+def test_fix(dialect, case):
+    assert open(os.path.join(ROOT, dialect, case, "before.sql")).read()
+`;
 const MANY_TEST = Array.from({ length: 60 }, (_, i) => `def test_n${i}():\n    pass\n`).join('\n');
 
 const ids = (run: Awaited<ReturnType<ChainEnv['runState']>>): string[] => Object.keys(run.parsed.tests).sort();
@@ -55,8 +68,9 @@ describe.skipIf(skip)('keep rules and probe samples (pytest in a chain container
     await ensureImage(DEFAULT_BASE_ALIAS, { docker });
     repo = await gitRepo();
     const data = Object.fromEntries(DIALECTS.flatMap((d) => NAMES.map((n) => [`tests/data/${d}/${n}.sql`, 'SELECT 1\n'] as const)));
+    const autofix = Object.fromEntries(DIALECTS.flatMap((d) => NAMES.map((n, i) => [`tests/autofix/${d}/00${i}_${n}/before.sql`, 'SELECT 1\n'] as const)));
     head = await repo.commit({
-      files: { 'conftest.py': '', 'tests/test_parse.py': PARSE_TEST, 'tests/test_lint.py': LINT_TEST, 'tests/test_many.py': MANY_TEST, ...data },
+      files: { 'conftest.py': '', 'tests/test_parse.py': PARSE_TEST, 'tests/test_lint.py': LINT_TEST, 'tests/test_many.py': MANY_TEST, 'tests/test_autofix.py': AUTOFIX_TEST, ...data, ...autofix },
       message: 'Initial commit',
       date: '2025-01-01T00:00:00Z',
     });
@@ -91,6 +105,18 @@ describe.skipIf(skip)('keep rules and probe samples (pytest in a chain container
     });
     const targets = DIALECTS.map((d) => `tests/test_parse.py::test_parse[${d}-create_view.sql]`);
     expect(ids(run)).toEqual([...targets, ...sample(parseIds.filter((id) => !targets.includes(id)), KEEP_SAMPLE)].sort());
+  });
+
+  it('a case kept in a folder of its own is named by the folder, not by the file name every case shares', async () => {
+    const run = await env.runState({
+      checkout: head,
+      overlay: null,
+      testFiles: ['tests/test_autofix.py'],
+      keep: [{ module: 'tests/test_autofix.py', data: ['tests/autofix/mysql/002_create_view/before.sql'] }],
+    });
+    const all = DIALECTS.flatMap((d) => NAMES.map((n, i) => `tests/test_autofix.py::test_fix[${d}-00${i}_${n}]`));
+    const target = 'tests/test_autofix.py::test_fix[mysql-002_create_view]';
+    expect(ids(run)).toEqual([target, ...sample(all.filter((id) => id !== target), KEEP_SAMPLE)].sort());
   });
 
   it('a module whose ids name none of its data files runs whole: it reads them some other way', async () => {

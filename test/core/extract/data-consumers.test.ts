@@ -8,7 +8,7 @@
  *  - a data file nothing reads selects nothing (never the whole suite), and many equal readers are capped.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dataConsumers, importedPaths, MAX_DATA_CONSUMERS, reference, testRoot } from '../../../core/extract/data-consumers.ts';
+import { dataConsumers, importedPaths, keepRules, MAX_DATA_CONSUMERS, reference, testRoot } from '../../../core/extract/data-consumers.ts';
 import { splitPatch } from '../../../core/extract/split-patch.ts';
 import { gitRepo, type GitRepo } from '../../helpers/git-repo.ts';
 
@@ -170,5 +170,19 @@ describe('testRoot and importedPaths', () => {
     const paths = importedPaths('test/dialects/x_test.py', text);
     expect(paths).toEqual(expect.arrayContaining(['test/conftest.py', 'test/dialects/util.py', 'test/dialects/helpers.py', 'tests/common.py', 'tests/common/__init__.py']));
     expect(paths).not.toContain('test/dialects/conftest.py');
+  });
+});
+
+describe('keepRules', () => {
+  it('one rule per module, reading every file any of its references found', () => {
+    const consumers = [
+      { module: 'test/rules/std_fix_auto_test.py', files: ['test/fixtures/autofix/sqlite/001/before.sql'], reason: 'names the file "before.sql"' },
+      { module: 'test/rules/std_test.py', files: ['test/fixtures/autofix/sqlite/001/after.sql'], reason: 'names its folder "fixtures/autofix"' },
+      { module: 'test/rules/std_fix_auto_test.py', files: ['test/fixtures/autofix/sqlite/001/after.sql', 'test/fixtures/autofix/sqlite/001/before.sql'], reason: 'names the file "after.sql"' },
+    ];
+    expect(keepRules({ consumers })).toEqual([
+      { module: 'test/rules/std_fix_auto_test.py', data: ['test/fixtures/autofix/sqlite/001/after.sql', 'test/fixtures/autofix/sqlite/001/before.sql'] },
+      { module: 'test/rules/std_test.py', data: ['test/fixtures/autofix/sqlite/001/after.sql'] },
+    ]);
   });
 });

@@ -57,14 +57,20 @@ def _sample(items, n):
     return sorted(items, key=lambda i: hashlib.sha1(i.nodeid.encode("utf-8", "surrogateescape")).hexdigest())[:n]
 
 
+def _named(items, name, within):
+    """The items whose id names `name`, narrowed to those naming `within` too when some do."""
+    hits = [i for i in items if _names(_words(_param(i)), name)]
+    return [i for i in hits if _names(_words(_param(i)), within)] or hits
+
+
 def _targets(items, data):
     chosen = []
     for f in data:
+        folder = os.path.dirname(f)
         stem = _words(os.path.splitext(os.path.basename(f))[0])
-        folder = _words(os.path.basename(os.path.dirname(f)))
-        hits = [i for i in items if _names(_words(_param(i)), stem)]
-        narrow = [i for i in hits if _names(_words(_param(i)), folder)]
-        chosen.extend(narrow or hits)
+        name, parent = _words(os.path.basename(folder)), _words(os.path.basename(os.path.dirname(folder)))
+        # A case kept in a folder of its own (autofix/<dialect>/<case>/before.sql) is named by the folder.
+        chosen.extend(_named(items, stem, name) or _named(items, name, parent))
     return chosen
 
 
