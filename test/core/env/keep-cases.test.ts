@@ -51,6 +51,16 @@ CASES = sorted((d, c) for d in os.listdir(ROOT) for c in os.listdir(os.path.join
 def test_fix(dialect, case):
     assert open(os.path.join(ROOT, dialect, case, "before.sql")).read()
 `;
+// sqlfluff's rule cases: one YAML file per rule, each case's id the rule and its name joined by "_".
+const RULES_TEST = `import pytest
+
+CASES = ["AL01_test_fail", "AL01_test_pass", "AL02_test_fail", "AL02_LT01_test_pass"] + ["CV%02d_test" % i for i in range(30)]
+
+
+@pytest.mark.parametrize("case", CASES, ids=CASES)
+def test_rule(case):
+    pass
+`;
 const MANY_TEST = Array.from({ length: 60 }, (_, i) => `def test_n${i}():\n    pass\n`).join('\n');
 
 const ids = (run: Awaited<ReturnType<ChainEnv['runState']>>): string[] => Object.keys(run.parsed.tests).sort();
@@ -70,7 +80,7 @@ describe.skipIf(skip)('keep rules and probe samples (pytest in a chain container
     const data = Object.fromEntries(DIALECTS.flatMap((d) => NAMES.map((n) => [`tests/data/${d}/${n}.sql`, 'SELECT 1\n'] as const)));
     const autofix = Object.fromEntries(DIALECTS.flatMap((d) => NAMES.map((n, i) => [`tests/autofix/${d}/00${i}_${n}/before.sql`, 'SELECT 1\n'] as const)));
     head = await repo.commit({
-      files: { 'conftest.py': '', 'tests/test_parse.py': PARSE_TEST, 'tests/test_lint.py': LINT_TEST, 'tests/test_many.py': MANY_TEST, 'tests/test_autofix.py': AUTOFIX_TEST, ...data, ...autofix },
+      files: { 'conftest.py': '', 'tests/test_parse.py': PARSE_TEST, 'tests/test_lint.py': LINT_TEST, 'tests/test_many.py': MANY_TEST, 'tests/test_autofix.py': AUTOFIX_TEST, 'tests/test_rules.py': RULES_TEST, ...data, ...autofix },
       message: 'Initial commit',
       date: '2025-01-01T00:00:00Z',
     });
@@ -117,6 +127,15 @@ describe.skipIf(skip)('keep rules and probe samples (pytest in a chain container
     const all = DIALECTS.flatMap((d) => NAMES.map((n, i) => `tests/test_autofix.py::test_fix[${d}-00${i}_${n}]`));
     const target = 'tests/test_autofix.py::test_fix[mysql-002_create_view]';
     expect(ids(run)).toEqual([target, ...sample(all.filter((id) => id !== target), KEEP_SAMPLE)].sort());
+  });
+
+  it('cases named <stem>_<case> are the file\'s when no id names the stem as a whole word', async () => {
+    const run = await env.runState({ checkout: head, overlay: null, testFiles: ['tests/test_rules.py'], keep: [{ module: 'tests/test_rules.py', data: ['tests/rules/AL01.yml'] }] });
+    const all = ['AL01_test_fail', 'AL01_test_pass', 'AL02_test_fail', 'AL02_LT01_test_pass', ...Array.from({ length: 30 }, (_, i) => `CV${String(i).padStart(2, '0')}_test`)].map(
+      (c) => `tests/test_rules.py::test_rule[${c}]`,
+    );
+    const targets = all.slice(0, 2);
+    expect(ids(run)).toEqual([...targets, ...sample(all.slice(2), KEEP_SAMPLE)].sort());
   });
 
   it('a module whose ids name none of its data files runs whole: it reads them some other way', async () => {

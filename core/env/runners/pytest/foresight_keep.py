@@ -27,6 +27,12 @@ def _names(words, phrase):
     return n > 0 and any(words[i:i + n] == phrase for i in range(len(words) - n + 1))
 
 
+def _prefixes(words, phrase):
+    """The phrase opens a word joined by "_": a file's cases named <stem>_<case> (sqlfluff's AL01.yml: AL01_test_x)."""
+    n = len(phrase)
+    return n > 0 and any(words[i:i + n - 1] == phrase[:-1] and words[i + n - 1].startswith(phrase[-1] + "_") for i in range(len(words) - n + 1))
+
+
 def _rules():
     rules = {}
     for line in os.environ.get("FORESIGHT_KEEP", "").splitlines():
@@ -57,9 +63,9 @@ def _sample(items, n):
     return sorted(items, key=lambda i: hashlib.sha1(i.nodeid.encode("utf-8", "surrogateescape")).hexdigest())[:n]
 
 
-def _named(items, name, within):
+def _named(items, name, within, match=_names):
     """The items whose id names `name`, narrowed to those naming `within` too when some do."""
-    hits = [i for i in items if _names(_words(_param(i)), name)]
+    hits = [i for i in items if match(_words(_param(i)), name)]
     return [i for i in hits if _names(_words(_param(i)), within)] or hits
 
 
@@ -70,7 +76,7 @@ def _targets(items, data):
         stem = _words(os.path.splitext(os.path.basename(f))[0])
         name, parent = _words(os.path.basename(folder)), _words(os.path.basename(os.path.dirname(folder)))
         # A case kept in a folder of its own (autofix/<dialect>/<case>/before.sql) is named by the folder.
-        chosen.extend(_named(items, stem, name) or _named(items, name, parent))
+        chosen.extend(_named(items, stem, name) or _named(items, stem, name, _prefixes) or _named(items, name, parent))
     return chosen
 
 
