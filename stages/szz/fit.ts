@@ -41,19 +41,24 @@ export function topWithin(c: HorizonCase, horizon: number | null): string | null
   return c.commits.find((x) => x.time >= since)?.sha ?? null;
 }
 
-/** Top-1 scores of blame-only attribution with a horizon, every fix's top predicted. */
-export function scoreHorizon(cases: readonly HorizonCase[], horizon: number | null): Prf {
+/** Top-1 scores: each fix's one prediction (or none) against its inducing commits. */
+function scoreTop<T extends { inducing: readonly string[] }>(fixes: readonly T[], top: (fix: T) => string | null): Prf {
   let tp = 0;
   let predictions = 0;
   let pairs = 0;
-  for (const c of cases) {
-    pairs += c.inducing.length;
-    const top = topWithin(c, horizon);
-    if (!top) continue;
+  for (const x of fixes) {
+    pairs += x.inducing.length;
+    const sha = top(x);
+    if (!sha) continue;
     predictions++;
-    if (c.inducing.includes(top)) tp++;
+    if (x.inducing.includes(sha)) tp++;
   }
   return prf(tp, predictions, pairs);
+}
+
+/** Top-1 scores of blame-only attribution with a horizon, every fix's top predicted. */
+export function scoreHorizon(cases: readonly HorizonCase[], horizon: number | null): Prf {
+  return scoreTop(cases, (c) => topWithin(c, horizon));
 }
 
 export interface HorizonFit {
@@ -145,17 +150,7 @@ export function crossPredict(fixes: readonly RankCase[], k: number, drop: Readon
 /** k-fold cross-validation inside the fitted fixes: pooled top-1 scores of the held folds. */
 export function crossValidate(fixes: readonly RankCase[], k: number, drop: ReadonlySet<string> = new Set()): Prf {
   const predicted = crossPredict(fixes, k, drop);
-  let tp = 0;
-  let predictions = 0;
-  let pairs = 0;
-  for (const x of fixes) {
-    pairs += x.inducing.length;
-    const top = predicted.get(x.fix);
-    if (!top) continue;
-    predictions++;
-    if (x.inducing.includes(top)) tp++;
-  }
-  return prf(tp, predictions, pairs);
+  return scoreTop(fixes, (x) => predicted.get(x.fix) ?? null);
 }
 
 /** The top candidate when its score clears the bias (z ≥ 0, a score ≥ 0.5), else none. */
@@ -170,15 +165,5 @@ export function predictTop(x: RankCase, weights: RankerWeights): string | null {
 
 /** Top-1 precision, recall and F1 when a fix's top candidate is predicted only if its score clears `bias`. */
 export function scoreTop1(fixes: readonly RankCase[], weights: RankerWeights): Prf {
-  let tp = 0;
-  let predictions = 0;
-  let pairs = 0;
-  for (const x of fixes) {
-    pairs += x.inducing.length;
-    const top = predictTop(x, weights);
-    if (!top) continue;
-    predictions++;
-    if (x.inducing.includes(top)) tp++;
-  }
-  return prf(tp, predictions, pairs);
+  return scoreTop(fixes, (x) => predictTop(x, weights));
 }

@@ -10,6 +10,7 @@ import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { afterAll } from 'vitest';
 
 export interface CommitSpec {
   /** Paths to write (created or overwritten), relative to the repository root. */
@@ -110,5 +111,18 @@ export async function gitRepo(): Promise<GitRepo> {
     },
     git: (args, env) => run(dir, args, env),
     remove: () => rm(dir, { recursive: true, force: true }),
+  };
+}
+
+/** Call at a test file's top level: each call of the result is a new repository, all removed after the file's tests. */
+export function freshRepos(): () => Promise<GitRepo> {
+  const repos: GitRepo[] = [];
+  afterAll(async () => {
+    await Promise.all(repos.map((r) => r.remove()));
+  });
+  return async () => {
+    const repo = await gitRepo();
+    repos.push(repo);
+    return repo;
   };
 }

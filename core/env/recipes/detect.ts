@@ -129,12 +129,10 @@ export interface DetectedCandidates {
 }
 
 /**
- * Prints the requirements an extra adds to the project installed from /tmp/testbed (read from its installed
- * metadata, so setup.py's computed extras count too), one per line without the marker.
+ * Python lines that loop over the distributions installed from /tmp/testbed (the project, editable or not):
+ * the loop's body follows them, indented by four spaces. Needs `json` and `importlib.metadata as m`.
  */
-const EXTRA_REQS_PY = [
-  'import importlib.metadata as m, json, sys',
-  'from pip._vendor.packaging.requirements import Requirement',
+export const TESTBED_DISTS_PY = [
   'for d in m.distributions():',
   '    try:',
   '        url = json.loads(d.read_text("direct_url.json") or "{}").get("url", "")',
@@ -142,6 +140,16 @@ const EXTRA_REQS_PY = [
   '        url = ""',
   '    if url.rstrip("/") != "file:///tmp/testbed" and not str(d.locate_file("")).startswith("/tmp/testbed"):',
   '        continue',
+];
+
+/**
+ * Prints the requirements an extra adds to the project installed from /tmp/testbed (read from its installed
+ * metadata, so setup.py's computed extras count too), one per line without the marker.
+ */
+const EXTRA_REQS_PY = [
+  'import importlib.metadata as m, json, sys',
+  'from pip._vendor.packaging.requirements import Requirement',
+  ...TESTBED_DISTS_PY,
   '    for r in d.requires or []:',
   '        q = Requirement(r)',
   '        if q.marker is not None and q.marker.evaluate({"extra": sys.argv[1]}) and not q.marker.evaluate({"extra": ""}):',

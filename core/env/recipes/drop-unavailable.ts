@@ -8,7 +8,7 @@
  * may be dropped (those the PR's tests do not import, test-imports.ts) and whether the result is kept (its
  * runner must run the PR's tests) is decided by core/env/image/choose-env.ts.
  */
-import { bestEffortFile, shQuote, type RecipeCandidate } from './detect.ts';
+import { bestEffortFile, shQuote, TESTBED_DISTS_PY, type RecipeCandidate } from './detect.ts';
 import { normaliseDist, requirementName } from './test-imports.ts';
 
 /** Requirements left out of one candidate at most: past it the next candidate is tried. */
@@ -30,13 +30,7 @@ const PROJECT_REQS_PY = [
   'canon = lambda n: re.sub(r"[-_.]+", "-", n).lower()',
   'names = lambda arg: {canon(n) for n in arg.split(",") if n}',
   'drop, relax = names(sys.argv[2]), names(sys.argv[3])',
-  'for d in m.distributions():',
-  '    try:',
-  '        url = json.loads(d.read_text("direct_url.json") or "{}").get("url", "")',
-  '    except Exception:',
-  '        url = ""',
-  '    if url.rstrip("/") != "file:///tmp/testbed" and not str(d.locate_file("")).startswith("/tmp/testbed"):',
-  '        continue',
+  ...TESTBED_DISTS_PY,
   '    me = canon(d.metadata["Name"])',
   '    reqs = [Requirement(r) for r in d.requires or []]',
   '    want = {""} | {e for e in sys.argv[1].split(",") if e}',

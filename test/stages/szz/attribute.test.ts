@@ -3,22 +3,13 @@
  * blame (B-SZZ) point at the wrong commit, and checks that foresight's variant blames the commit that
  * actually wrote the defect.
  */
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { attributeFix, type AttributeOptions, type Attribution } from '../../../stages/szz/attribute.ts';
 import { YEAR } from '../../../stages/szz/fit.ts';
 import { MetaChanges } from '../../../stages/szz/meta.ts';
-import { gitRepo, type GitRepo } from '../../helpers/git-repo.ts';
+import { freshRepos, type GitRepo } from '../../helpers/git-repo.ts';
 
-const repos: GitRepo[] = [];
-afterAll(async () => {
-  await Promise.all(repos.map((r) => r.remove()));
-});
-
-async function fresh(): Promise<GitRepo> {
-  const repo = await gitRepo();
-  repos.push(repo);
-  return repo;
-}
+const fresh = freshRepos();
 
 /** Noon UTC on day `n` of January 2024. */
 const day = (n: number): string => `2024-01-${String(n).padStart(2, '0')}T12:00:00Z`;

@@ -5,7 +5,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { BlobReader } from '../../../stages/szz/blobs.ts';
 import { blameTop } from '../../../stages/szz/evaluate.ts';
 import { ENOUGH, fitHorizon, scoreHorizon, YEAR, type HorizonCase } from '../../../stages/szz/fit.ts';
@@ -13,18 +13,9 @@ import { MetaChanges } from '../../../stages/szz/meta.ts';
 import { namedInducers, ownOracle } from '../../../stages/szz/own-oracle.ts';
 import { FEATURES, type CandidateFeatures } from '../../../stages/szz/rank.ts';
 import { fitRepository } from '../../../stages/szz/repo-fit.ts';
-import { gitRepo, type GitRepo } from '../../helpers/git-repo.ts';
+import { freshRepos } from '../../helpers/git-repo.ts';
 
-const repos: GitRepo[] = [];
-afterAll(async () => {
-  await Promise.all(repos.map((r) => r.remove()));
-});
-
-async function fresh(): Promise<GitRepo> {
-  const repo = await gitRepo();
-  repos.push(repo);
-  return repo;
-}
+const fresh = freshRepos();
 
 const at = (unix: number): string => `${unix} +0000`;
 const T0 = Date.parse('2010-01-01T00:00:00Z') / 1000;

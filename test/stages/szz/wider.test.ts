@@ -3,23 +3,14 @@
  * around the fix, the fixed files' newest history, the names the fix shares with a commit) and their
  * ranking. Each history is built so that blame of the fixed lines alone cannot name the inducing commit.
  */
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { attributeFix, type Attribution } from '../../../stages/szz/attribute.ts';
 import { MetaChanges } from '../../../stages/szz/meta.ts';
 import { YEAR } from '../../../stages/szz/fit.ts';
 import { changedNames, FEATURES, FITTED, rankScore, type CandidateFeatures, type RankerWeights } from '../../../stages/szz/rank.ts';
-import { gitRepo, type GitRepo } from '../../helpers/git-repo.ts';
+import { freshRepos, type GitRepo } from '../../helpers/git-repo.ts';
 
-const repos: GitRepo[] = [];
-afterAll(async () => {
-  await Promise.all(repos.map((r) => r.remove()));
-});
-
-async function fresh(): Promise<GitRepo> {
-  const repo = await gitRepo();
-  repos.push(repo);
-  return repo;
-}
+const fresh = freshRepos();
 
 const day = (n: number): string => `2024-01-${String(n).padStart(2, '0')}T12:00:00Z`;
 

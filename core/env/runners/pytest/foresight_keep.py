@@ -63,20 +63,22 @@ def _sample(items, n):
     return sorted(items, key=lambda i: hashlib.sha1(i.nodeid.encode("utf-8", "surrogateescape")).hexdigest())[:n]
 
 
-def _named(items, name, within, match=_names):
-    """The items whose id names `name`, narrowed to those naming `within` too when some do."""
-    hits = [i for i in items if match(_words(_param(i)), name)]
-    return [i for i in hits if _names(_words(_param(i)), within)] or hits
+def _named(cases, name, within, match=_names):
+    """The items whose id words name `name`, narrowed to those naming `within` too when some do."""
+    hits = [(i, w) for i, w in cases if match(w, name)]
+    return [i for i, w in hits if _names(w, within)] or [i for i, _ in hits]
 
 
 def _targets(items, data):
+    # Each id split into words once: a dialect module has thousands of cases, a PR dozens of files.
+    cases = [(i, _words(_param(i))) for i in items]
     chosen = []
     for f in data:
         folder = os.path.dirname(f)
         stem = _words(os.path.splitext(os.path.basename(f))[0])
         name, parent = _words(os.path.basename(folder)), _words(os.path.basename(os.path.dirname(folder)))
         # A case kept in a folder of its own (autofix/<dialect>/<case>/before.sql) is named by the folder.
-        chosen.extend(_named(items, stem, name) or _named(items, stem, name, _prefixes) or _named(items, name, parent))
+        chosen.extend(_named(cases, stem, name) or _named(cases, stem, name, _prefixes) or _named(cases, name, parent))
     return chosen
 
 
@@ -99,7 +101,7 @@ def pytest_collection_modifyitems(session, config, items):
                 continue
             kept.update(id(i) for i in targets)
             rest = [i for i in group if id(i) not in kept]
-            kept.update(id(i) for i in _sample(rest, keep_sample if keep_sample is not None else 20))
+            kept.update(id(i) for i in _sample(rest, keep_sample or 0))
         elif sample is not None:
             kept.update(id(i) for i in _sample(group, sample))
         else:
