@@ -88,15 +88,18 @@ export async function* gitRecordsRaw(repo: string, args: string[], separator: st
 /**
  * Run git and return its stdout as bytes: file names and contents exactly as git wrote them (git() decodes
  * as UTF-8, which turns a name that is not UTF-8 into one that names nothing). `config` entries go before
- * the command as `-c key=value`.
+ * the command as `-c key=value`; `input` is written to its stdin (for `--stdin` and `--batch` commands).
  */
-export async function gitBytes(repo: string, args: string[], opts: { config?: readonly string[] } = {}): Promise<Buffer> {
+export async function gitBytes(repo: string, args: string[], opts: { config?: readonly string[]; input?: string } = {}): Promise<Buffer> {
   const started = Date.now();
-  const child = spawn('git', [...(opts.config ?? []).flatMap((kv) => ['-c', kv]), ...args], { cwd: repo, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn('git', [...(opts.config ?? []).flatMap((kv) => ['-c', kv]), ...args], { cwd: repo, stdio: [opts.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
+  // git may exit before reading all of its input (a bad revision): the broken pipe is its exit code's business.
+  child.stdin?.on('error', () => {});
+  child.stdin?.end(opts.input);
   const stderr = collectStderr(child);
   const exit = exitOf(child);
   const chunks: Buffer[] = [];
-  child.stdout.on('data', (b: Buffer) => chunks.push(b));
+  child.stdout!.on('data', (b: Buffer) => chunks.push(b));
   await checkExit(repo, args, await exit, stderr(), started);
   return Buffer.concat(chunks);
 }

@@ -2,7 +2,7 @@ import { fileKind, isBlankOrComment } from '../../core/foundation/files.ts';
 import { git } from '../../core/foundation/git.ts';
 import { scratchFile } from '../../core/foundation/scratch.ts';
 import { blameLines, type BlamedLine, type BlameOptions } from './blame.ts';
-import { fixedLines, type FixedLines } from './diff-lines.ts';
+import { fixedLines, type FixDiffs, type FixedLines } from './diff-lines.ts';
 import { enclosingBlock } from './enclosing.ts';
 import type { MetaChanges } from './meta.ts';
 import { changedNames, FITTED, rankScore, type CandidateFeatures, type RankerWeights } from './rank.ts';
@@ -49,6 +49,8 @@ export interface AttributeOptions {
    * null or absent: all of it. The szz stage passes the horizon chosen on the repository's own fixes (repo-fit.ts).
    */
   horizon?: number | null;
+  /** Where the fix's diff is read from: a batch of the run's fixes (FixDiffs), else one `git diff` for this fix. */
+  diffs?: FixDiffs;
 }
 
 /** The fixed files' newest commits looked at, per file. */
@@ -147,7 +149,7 @@ function blameOptions(variant: SzzVariant, ignoreRevs: string[], ignoreRevsFile:
  *   after the report dropped, and add-only fixes blamed through their enclosing function.
  */
 export async function attributeFix(clone: string, fix: { baseSha: string; mergeSha: string }, opts: AttributeOptions): Promise<Attribution> {
-  const files = selectFiles(await fixedLines(clone, fix.baseSha, fix.mergeSha), opts.variant);
+  const files = selectFiles(await (opts.diffs ? opts.diffs.get(fix.baseSha, fix.mergeSha) : fixedLines(clone, fix.baseSha, fix.mergeSha)), opts.variant);
   const addOnly = files.every((f) => f.removed.length === 0);
   const ignoreRevsFile = opts.variant === 'foresight' ? ((await opts.meta?.ignoreRevsFile()) ?? null) : null;
   const reported = opts.reportedAt ? Date.parse(opts.reportedAt) / 1000 : Infinity;

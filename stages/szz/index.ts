@@ -5,6 +5,7 @@ import type { StageDef } from '../../core/foundation/stage.ts';
 import { CandidateSchema, type Candidate } from '../../core/foundation/model/candidate.ts';
 import { commitToChange, listChanges } from '../../core/history/changes.ts';
 import { attributeFix } from './attribute.ts';
+import { FixDiffs } from './diff-lines.ts';
 import { MetaChanges } from './meta.ts';
 import { ENOUGH, YEAR, type HorizonFit } from './fit.ts';
 import { pickIntroducer, toEvidence } from './pick.ts';
@@ -41,6 +42,7 @@ export const szzStage: StageDef<Candidate, Chain> = {
     const fit = await fitRepository(ctx.repo.clone, { meta, cacheDir: ctx.repoDir, concurrency: ctx.config.szz.concurrency, log: ctx.log });
     const horizon = fit.horizon.horizon;
     ctx.log.info(describeHorizon(fit.horizon));
+    const diffs = new FixDiffs(ctx.repo.clone, candidates.filter((c) => !c.excluded).map((c) => c.pr2));
     const results = await ctx.forEach(
       candidates,
       { id: (c) => c.pr2.id, label: 'blaming fixes', concurrency: ctx.config.szz.concurrency, schema: ItemResultSchema },
@@ -51,7 +53,7 @@ export const szzStage: StageDef<Candidate, Chain> = {
           if (!target?.target) return { dropped: cand.pr2.id };
           return { ...cand, pr1: changes.get(target.target)!, mining_category: 'cross_reference', szz: { ...NO_BLAME, pickedBy: 'revert_target' } };
         }
-        const att = await attributeFix(ctx.repo.clone, cand.pr2, { variant: 'foresight', meta, reportedAt: cand.reportedAt, horizon });
+        const att = await attributeFix(ctx.repo.clone, cand.pr2, { variant: 'foresight', meta, reportedAt: cand.reportedAt, horizon, diffs });
         const picked = pickIntroducer(cand, toEvidence(att, changeOf, cand.pr2.id), changes);
         if (!picked) return { dropped: cand.pr2.id };
         return { ...cand, ...picked };
@@ -86,6 +88,7 @@ export { evaluateSzz, formatScores, predictFix, readOracle, rowsByChange, scoreR
 export { MetaChanges } from './meta.ts';
 export { pickIntroducer, toEvidence } from './pick.ts';
 export { attributeFix, type SzzVariant } from './attribute.ts';
+export { FixDiffs } from './diff-lines.ts';
 export { crossPredict, crossValidate, ENOUGH, fit, fitHorizon, fitWithBias, HORIZONS, predictTop, scoreHorizon, scoreTop1, topWithin, YEAR, type HorizonCase, type HorizonFit, type RankCase } from './fit.ts';
 export { namedInducers, ownOracle } from './own-oracle.ts';
 export { fitRepository, horizonCases, OWN_FIXES, type RepositoryFit } from './repo-fit.ts';

@@ -1,4 +1,4 @@
-import { git, gitRecords } from '../../core/foundation/git.ts';
+import { git, gitBytes, gitRecords } from '../../core/foundation/git.ts';
 import type { OracleEntry } from './evaluate.ts';
 
 /**
@@ -54,16 +54,7 @@ export async function ownOracle(clone: string, opts: { rev?: string; limit?: num
 async function resolveCommits(clone: string, abbrevs: readonly string[]): Promise<Map<string, string>> {
   const out = new Map<string, string>();
   if (!abbrevs.length) return out;
-  const { spawn } = await import('node:child_process');
-  const child = spawn('git', ['cat-file', '--batch-check=%(objectname) %(objecttype)'], { cwd: clone, stdio: ['pipe', 'pipe', 'ignore'] });
-  let text = '';
-  child.stdout.setEncoding('utf8').on('data', (d: string) => (text += d));
-  const done = new Promise<void>((resolve, reject) => {
-    child.on('error', reject);
-    child.on('close', () => resolve());
-  });
-  child.stdin.end(abbrevs.map((a) => `${a}^{commit}`).join('\n') + '\n');
-  await done;
+  const text = (await gitBytes(clone, ['cat-file', '--batch-check=%(objectname) %(objecttype)'], { input: abbrevs.map((a) => `${a}^{commit}`).join('\n') + '\n' })).toString('utf8');
   const lines = text.split('\n');
   abbrevs.forEach((a, i) => {
     const m = /^([0-9a-f]{40}) commit$/.exec(lines[i] ?? '');

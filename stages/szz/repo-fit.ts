@@ -4,6 +4,7 @@ import PQueue from 'p-queue';
 import { git } from '../../core/foundation/git.ts';
 import type { Logger } from '../../core/foundation/log.ts';
 import { attributeFix } from './attribute.ts';
+import { FixDiffs } from './diff-lines.ts';
 import { ENOUGH, fitHorizon, type HorizonCase, type HorizonFit } from './fit.ts';
 import type { MetaChanges } from './meta.ts';
 import { ownOracle } from './own-oracle.ts';
@@ -62,6 +63,7 @@ export async function horizonCases(clone: string, oracle: ReadonlyArray<{ fix: s
   const times = await git(clone, ['log', '--no-walk=unsorted', '--format=%H %ct', ...new Set(bases.values())]);
   const timeOf = new Map(times.split('\n').filter(Boolean).map((l) => [l.split(' ')[0]!, Number(l.split(' ')[1])]));
   for (const [fix, base] of bases) parents.set(fix, { base, time: timeOf.get(base) ?? 0 });
+  const diffs = new FixDiffs(clone, oracle.flatMap((e) => (parents.has(e.fix) ? [{ baseSha: parents.get(e.fix)!.base, mergeSha: e.fix }] : [])));
   const queue = new PQueue({ concurrency });
   const out: Array<HorizonCase & { fix: string }> = [];
   await Promise.all(
@@ -69,7 +71,7 @@ export async function horizonCases(clone: string, oracle: ReadonlyArray<{ fix: s
       queue.add(async () => {
         const p = parents.get(e.fix);
         if (!p) return;
-        const att = await attributeFix(clone, { baseSha: p.base, mergeSha: e.fix }, { variant: 'foresight', meta, horizon: null });
+        const att = await attributeFix(clone, { baseSha: p.base, mergeSha: e.fix }, { variant: 'foresight', meta, horizon: null, diffs });
         out.push({ fix: e.fix, baseTime: p.time, commits: att.commits.map((c) => ({ sha: c.sha, time: c.time })), inducing: e.inducing });
       }),
     ),

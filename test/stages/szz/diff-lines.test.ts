@@ -2,12 +2,14 @@
  * The fixed lines SZZ blames, read from a real `git diff -U0`, for files whose names git decorates:
  * quoted (non-ASCII, backslash), followed by a tab (a name holding a space), and a deleted line that
  * reads "-- ..." (an SQL comment), which shows as "--- ..." like a file header.
+ *
+ * FixDiffs reads many fixes in one diff-tree: each must get exactly its own diff.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ForesightError } from '../../../core/foundation/errors.ts';
 import { attributeFix } from '../../../stages/szz/attribute.ts';
 import { blameLines } from '../../../stages/szz/blame.ts';
-import { fixedLines } from '../../../stages/szz/diff-lines.ts';
+import { FixDiffs, fixedLines } from '../../../stages/szz/diff-lines.ts';
 import { gitRepo, type GitRepo } from '../../helpers/git-repo.ts';
 
 describe('fixedLines with file names git decorates', () => {
@@ -62,5 +64,49 @@ describe('fixedLines with file names git decorates', () => {
     // Passed on, "-w" would be an option and blame would quietly read the work tree instead of a commit.
     await expect(blameLines(repo.dir, '-w', 'pkg/grüße.py', [1], { whitespace: false, moves: false })).rejects.toBeInstanceOf(ForesightError);
     expect((await blameLines(repo.dir, fixBase, 'pkg/grüße.py', [1], { whitespace: false, moves: false })).map((b) => b.sha)).toEqual([intro]);
+  });
+});
+
+describe('FixDiffs: many fixes read by one diff-tree', () => {
+  let repo: GitRepo;
+  const fixes: Array<{ baseSha: string; mergeSha: string }> = [];
+
+  beforeAll(async () => {
+    repo = await gitRepo();
+    let prev = await repo.commit({ files: { 'a.py': 'x = 1\ny = 2\n', 'my file.sql': '-- c\nSELECT 1;\n' }, message: 'A', date: '2024-01-01T00:00:00Z' });
+    const steps = [
+      { files: { 'a.py': 'x = 1\ny = 3\n' } },
+      { allowEmpty: true },
+      { files: { 'my file.sql': 'SELECT 2;\n' } },
+      { files: { 'b.py': 'x = 1\ny = 3\n' }, delete: ['a.py'] }, // a rename
+      { files: { 'b.py': 'x = 0\ny = 3\nz = 4\n' } },
+    ];
+    for (const [i, s] of steps.entries()) {
+      const sha = await repo.commit({ ...s, message: `step ${i}`, date: `2024-01-0${i + 2}T00:00:00Z` });
+      fixes.push({ baseSha: prev, mergeSha: sha });
+      prev = sha;
+    }
+    // A pair that is not parent and child: the whole range.
+    fixes.push({ baseSha: fixes[0]!.baseSha, mergeSha: prev });
+  });
+  afterAll(() => repo.remove());
+
+  it('gives each fix exactly what its own git diff gives, an empty one and a rename included', async () => {
+    const diffs = new FixDiffs(repo.dir, fixes);
+    const got = await Promise.all(fixes.map((f) => diffs.get(f.baseSha, f.mergeSha)));
+    const want = await Promise.all(fixes.map((f) => fixedLines(repo.dir, f.baseSha, f.mergeSha)));
+    expect(got).toEqual(want);
+    expect(got[1]).toEqual([]);
+    expect(got[0]).toEqual([{ file: 'a.py', kind: 'source', removed: [{ line: 2, text: 'y = 2' }], anchors: [] }]);
+    // Asked for again: read again, the same.
+    expect(await diffs.get(fixes[4]!.baseSha, fixes[4]!.mergeSha)).toEqual(want[4]);
+  });
+
+  it('names the bad fix of a batch git cannot read, and still reads the others', async () => {
+    const bad = { baseSha: 'f'.repeat(40), mergeSha: fixes[0]!.mergeSha };
+    const diffs = new FixDiffs(repo.dir, [fixes[0]!, bad, fixes[2]!]);
+    await expect(diffs.get(bad.baseSha, bad.mergeSha)).rejects.toThrow(/git diff .* failed/);
+    expect(await diffs.get(fixes[2]!.baseSha, fixes[2]!.mergeSha)).toEqual(await fixedLines(repo.dir, fixes[2]!.baseSha, fixes[2]!.mergeSha));
+    expect(await diffs.get(fixes[0]!.baseSha, fixes[0]!.mergeSha)).toHaveLength(1);
   });
 });
