@@ -10,7 +10,7 @@ import { ForesightError } from '../../../core/foundation/errors.ts';
 import { attributeFix } from '../../../stages/szz/attribute.ts';
 import { blameLines } from '../../../stages/szz/blame.ts';
 import { FixDiffs, fixedLines } from '../../../stages/szz/diff-lines.ts';
-import { gitRepo, type GitRepo } from '../../helpers/git-repo.ts';
+import { gitRepo, type CommitSpec, type GitRepo } from '../../helpers/git-repo.ts';
 
 describe('fixedLines with file names git decorates', () => {
   let repo: GitRepo;
@@ -74,7 +74,7 @@ describe('FixDiffs: many fixes read by one diff-tree', () => {
   beforeAll(async () => {
     repo = await gitRepo();
     let prev = await repo.commit({ files: { 'a.py': 'x = 1\ny = 2\n', 'my file.sql': '-- c\nSELECT 1;\n' }, message: 'A', date: '2024-01-01T00:00:00Z' });
-    const steps = [
+    const steps: Array<Omit<CommitSpec, 'message' | 'date'>> = [
       { files: { 'a.py': 'x = 1\ny = 3\n' } },
       { allowEmpty: true },
       { files: { 'my file.sql': 'SELECT 2;\n' } },
