@@ -42,6 +42,7 @@ export { isIgnoredTest, RecipeSchema, type Recipe } from './recipes/schema.ts';
 export { planTestFiles, runnableTestFiles, type TestFilesPlan } from './runnable.ts';
 export { getRunner, runners } from './runners/registry.ts';
 export { testFileOf } from './runners/test-file.ts';
+export { rowLanguage, type RowLanguage } from './runners/language.ts';
 export { KEEP_SAMPLE, type KeepRule, type Runner } from './runners/types.ts';
 export { gradeInstance, gradeLimits, GradingBundleSchema, noEvidenceUnderPatch } from './container/grade.ts';
 export { containerLimits, type ContainerLimits } from './container/limits.ts';

@@ -1,4 +1,5 @@
 import type { JudgedChain } from '../../core/foundation/model/judged.ts';
+import { rowLanguage } from '../../core/env/index.ts';
 
 /** What emit made for a gradeable chain: its eval image (null when the build failed) and grading bundle. */
 export interface EvalEntry {
@@ -116,7 +117,7 @@ export function verifiedRow(c: JudgedChain, ctx: RowContext, ev: EvalEntry | nul
   const v = c.verdicts;
   return {
     ...common(c, ctx, ev),
-    language: 'python',
+    language: rowLanguage(c.runner, [...c.pr1_test_files, ...c.anticipation_test_files]),
     p2p_excluded_gold_fail: json(c.p2p_excluded_gold_fail),
     PR2_FAIL_TO_PASS: json(c.PR2_FAIL_TO_PASS),
     PR2_PASS_TO_PASS: json(c.PR2_PASS_TO_PASS),

@@ -7,6 +7,7 @@
 import type { Recipe } from '../recipes/schema.ts';
 import { getBackend } from '../services/registry.ts';
 import { SETTINGS_DIR } from '../services/types.ts';
+import { GO_TOOLCHAINS, goRoot, type GoVersion } from '../recipes/go-era.ts';
 
 /** Inside env images. */
 export const VENV = '/opt/venv';
@@ -31,18 +32,33 @@ function q(s: string): string {
 /** Python "3.7" is bullseye's PyPy: not in the base image, installed with the recipe's packages. */
 const PYPY = '3.7';
 
+/** Where a Go image keeps its module cache and its warm build cache (the runner copies the latter, FORESIGHT_GOCACHE_SEED). */
+export const GO_DIR = '/opt/go';
+/** The Go environment of the install step and of the image: offline, no cgo (no C compiler), no toolchain download. */
+export const GO_ENV = { GOMODCACHE: `${GO_DIR}/mod`, GOTOOLCHAIN: 'local', GOPROXY: 'off', CGO_ENABLED: '0', GOTELEMETRY: 'off' } as const;
+
 /** The apt step (run with network to Debian's mirror), or null when the recipe needs no packages. */
-export function aptScript(recipe: Pick<Recipe, 'systemPackages'> & { python?: string }): string | null {
+export function aptScript(recipe: Pick<Recipe, 'systemPackages'> & { python?: string; go?: GoVersion | undefined }): string | null {
   // Debian's python3-* packages are CPython's: PyPy cannot import them, and they cost minutes of apt.
-  const packages = recipe.python === PYPY ? ['pypy3', ...recipe.systemPackages.filter((p) => !p.startsWith('python3-'))] : recipe.systemPackages;
+  const own = recipe.python === PYPY ? ['pypy3', ...recipe.systemPackages.filter((p) => !p.startsWith('python3-'))] : recipe.systemPackages;
+  const packages = recipe.go ? [GO_TOOLCHAINS[recipe.go].apt, ...own] : own;
   if (packages.length === 0) return null;
   const pkgs = packages.map(q).join(' ');
+  // A `name/<suite>` package comes from that suite of the mirror the base image was built from.
+  const suites = [...new Set(packages.flatMap((p) => (p.includes('/') ? [p.split('/')[1]!] : [])))];
   return [
     'set -eu',
     'export DEBIAN_FRONTEND=noninteractive',
+    ...suites.flatMap((suite) => [
+      "mirror=$(awk '/^deb / {print $2; exit}' /etc/apt/sources.list 2>/dev/null || true)",
+      `[ -n "$mirror" ] || { echo '[foresight] no deb line in /etc/apt/sources.list: cannot add ${suite}'; exit 1; }`,
+      `echo "deb $mirror ${suite} main" >/etc/apt/sources.list.d/foresight-${suite}.list`,
+    ]),
     `echo '[foresight] $ apt-get install ${packages.join(' ')}'`,
     'apt-get update -q',
     `apt-get install -y -q --no-install-recommends ${pkgs}`,
+    // Debian's versioned toolchains live in /usr/lib/go-<v>: put go and gofmt on PATH.
+    ...(recipe.go ? [`ln -sf ${goRoot(recipe.go)}/bin/go ${goRoot(recipe.go)}/bin/gofmt /usr/local/bin/`] : []),
     'apt-get clean',
     'rm -rf /var/lib/apt/lists/*',
   ].join('\n');
@@ -76,9 +92,9 @@ function driverLines(backends: readonly string[]): string[] {
 }
 
 /** The directories the install step writes and the image keeps: the venv, and the settings modules when a service backend needs them. */
-function buildDirs(recipe: { backends?: readonly string[] }): string[] {
+function buildDirs(recipe: { backends?: readonly string[]; go?: string | undefined }): string[] {
   const services = (recipe.backends ?? []).some((name) => getBackend(name).kind !== 'none');
-  return services ? [VENV, SETTINGS_DIR] : [VENV];
+  return [VENV, ...(services ? [SETTINGS_DIR] : []), ...(recipe.go ? [GO_DIR] : [])];
 }
 
 /**
@@ -87,7 +103,7 @@ function buildDirs(recipe: { backends?: readonly string[] }): string[] {
  * may hold files only its owner reads (a partial clone's `.promisor`, a umask 077 checkout); the copy is
  * the build user's. No repository code runs in a clone without checkout.
  */
-export function prepScript(recipe: { backends?: readonly string[] }): string {
+export function prepScript(recipe: { backends?: readonly string[]; go?: string | undefined }): string {
   const dirs = buildDirs(recipe).join(' ');
   return [
     'set -eu',
@@ -133,7 +149,7 @@ export const STOP_SCRIPT = [
  * root, and /tmp is left empty: the runner clones its own /tmp/testbed as an unprivileged user. Neither
  * `chown -R` nor `find` follows a symbolic link the install may have planted.
  */
-export function finishScript(recipe: { backends?: readonly string[] }): string {
+export function finishScript(recipe: { backends?: readonly string[]; go?: string | undefined }): string {
   const dirs = buildDirs(recipe).join(' ');
   return [
     'set -eu',
@@ -151,7 +167,7 @@ export function finishScript(recipe: { backends?: readonly string[] }): string {
  * The install step (BUILD_USER, no network): venv, clone of $FORESIGHT_COMMIT, the recipe's commands,
  * cleanup of its own files. The prep step has made VENV (and SETTINGS_DIR) its own.
  */
-export function installScript(recipe: Pick<Recipe, 'install' | 'runner'> & { python?: string; backends?: readonly string[] }): string {
+export function installScript(recipe: Pick<Recipe, 'install' | 'runner'> & { python?: string; backends?: readonly string[]; go?: string | undefined }): string {
   const venvArgs = recipe.python !== undefined && SYSTEM_SITE_PYTHONS.has(recipe.python) ? `--system-site-packages ${VENV}` : VENV;
   // PyPy's venv has no ensurepip in Debian: pip, setuptools (with pkg_resources, a wheel of its own in
   // Debian) and wheel come from bullseye's own wheels (pip 20.3, run from its wheel).
@@ -174,6 +190,8 @@ export function installScript(recipe: Pick<Recipe, 'install' | 'runner'> & { pyt
     "git config --global safe.directory '*' || fail $? 'git config'",
     ...venv,
     `export VIRTUAL_ENV=${VENV} PATH=${VENV}/bin:$PATH`,
+    // Go: modules and the build cache the runner starts from go into the image; nothing is downloaded.
+    ...(recipe.go ? [`export ${Object.entries(GO_ENV).map(([k, v]) => `${k}=${v}`).join(' ')} GOCACHE=${GO_DIR}/cache GOPATH=${BUILD_HOME}/go`] : []),
     // The prep step cloned /src to /tmp/testbed (without checkout) and gave it to the build user.
     'step "git checkout $FORESIGHT_COMMIT (in the clone of /src at /tmp/testbed)"',
     'cd /tmp/testbed || fail 1 "no /tmp/testbed (the prep step clones it)"',

@@ -12,7 +12,7 @@ import { absoluteGitDir } from '../../foundation/git.ts';
 import { redact } from '../../foundation/secrets.ts';
 import { buildFields } from '../recipes/schema.ts';
 import { BASE_PYTHON, type BaseImage } from './base.ts';
-import { aptScript, BUILD_USER, finishScript, installScript, prepScript, STOP_SCRIPT, VENV, VENV_PYTHON } from './build-scripts.ts';
+import { aptScript, BUILD_USER, finishScript, GO_DIR, GO_ENV, installScript, prepScript, STOP_SCRIPT, VENV, VENV_PYTHON } from './build-scripts.ts';
 import { forceRemove, ownerLabels, PID_LABEL, HOST_LABEL, RUN_LABEL, removeOnAbort } from '../container/cleanup.ts';
 import type { EnvBuildLimits, EnvCommon, EnvImageRequest, EnvImageResult } from './types.ts';
 import { BASE_LABEL, COMMIT_LABEL, CREATED_LABEL, KEY_LABEL, REPO_LABEL } from './key.ts';
@@ -287,6 +287,7 @@ export async function buildEnv(
         comment: `foresight env for ${req.repo}@${req.commit}`,
         changes: [
           `ENV FORESIGHT_PYTHON=${VENV_PYTHON} VIRTUAL_ENV=${VENV} PATH=${IMAGE_PATH}`,
+          ...(req.recipe.go ? [`ENV ${Object.entries(GO_ENV).map(([k, v]) => `${k}=${v}`).join(' ')} FORESIGHT_GOCACHE_SEED=${GO_DIR}/cache`] : []),
           'WORKDIR /tmp',
           CLEAR_OWNER_LABELS,
         ],

@@ -14,6 +14,7 @@
 import { parse, TomlError, type TomlTable } from 'smol-toml';
 import { git } from '../../foundation/git.ts';
 import { DEFAULT_DEPENDENCY_FILES, RecipeSchema, type Recipe } from './schema.ts';
+import { detectGoCandidates } from './detect-go.ts';
 
 export interface DetectedRecipe {
   recipe: Recipe;
@@ -262,6 +263,12 @@ export async function detectCandidates(clone: string, commit: string): Promise<D
   const declared = installable ? declaredExtras({ pyproject, setupCfg, setupPy }) : [];
   const extras = EXTRA_NAMES.filter((e) => declared.includes(e));
   const requires = pyproject !== undefined ? buildRequires(pyproject) : [];
+
+  // A Go module that is not also a Python project: its tests are Go's.
+  if (has.has('go.mod') && !installable && !has.has('tests/runtests.py')) {
+    const goMod = await read('go.mod');
+    if (goMod !== undefined) return detectGoCandidates(goMod, has, await read('go.sum'));
+  }
 
   if (has.has('tests/runtests.py')) {
     reasons.push('tests/runtests.py: Django-style suite, runner django');

@@ -11,6 +11,8 @@ import type { z } from 'zod';
 import { ForesightError } from '../../foundation/errors.ts';
 import { detectCandidates, listTree, type RecipeCandidate } from './detect.ts';
 import { pythonEra } from './python-era.ts';
+import { goModVersion, goOrder, GO_TOOLCHAINS } from './go-era.ts';
+import { git } from '../../foundation/git.ts';
 import { RecipeSchema, runnerNames, type Recipe } from './schema.ts';
 
 /** Where the shipped recipe files live. */
@@ -92,7 +94,7 @@ export async function loadRecipe(repo: string, clone: string, commit: string, op
   }
   if (text !== null) {
     const parsed = parseRecipe(text, file);
-    const { candidates, reasons } = await withPythons([{ label: path.basename(file), recipe: parsed, isolated: true }], clone, commit);
+    const { candidates, reasons } = await withPythons(await withGo({ label: path.basename(file), recipe: parsed, isolated: true }, clone, commit), clone, commit);
     return { recipe: candidates[0].recipe, source: 'file', file, reasons: [`recipe file ${file}`, ...reasons], candidates };
   }
   const detected = await detectCandidates(clone, commit);
@@ -104,6 +106,14 @@ export async function loadRecipe(repo: string, clone: string, commit: string, op
     reasons: [opts.recipes === 'detect' ? 'recipe files ignored (FORESIGHT_RECIPES=detect): detected' : `no ${path.basename(file)}: detected`, ...detected.reasons, ...reasons],
     candidates,
   };
+}
+
+/** A `go` recipe that names no toolchain: one candidate per toolchain its commit's go.mod allows, in order (go-era.ts). */
+async function withGo(c: RecipeCandidate, clone: string, commit: string): Promise<[RecipeCandidate, ...RecipeCandidate[]]> {
+  if (c.recipe.runner !== 'go' || c.recipe.go) return [c];
+  const goMod = await git(clone, ['show', '--end-of-options', `${commit}:go.mod`]).catch(() => '');
+  const order = goOrder(goModVersion(goMod));
+  return order.map((go) => ({ ...c, label: `go${go} ${c.label}`, recipe: { ...c.recipe, go, python: GO_TOOLCHAINS[go].python } })) as [RecipeCandidate, ...RecipeCandidate[]];
 }
 
 /**
@@ -122,7 +132,8 @@ async function withPythons(
     for (const c of cands) {
       if (p !== null && c.recipe.python !== 'auto') continue;
       const python = p ?? c.recipe.python;
-      out.push({ ...c, label: `py${python} ${c.label}`, recipe: { ...c.recipe, python } });
+      // A Go candidate's Python is its toolchain's release's (harness scripts only): its label names the Go.
+      out.push({ ...c, label: c.recipe.go ? c.label : `py${python} ${c.label}`, recipe: { ...c.recipe, python } });
     }
   }
   // Candidates with a fixed Python keep their place after the auto ones (a mix only happens in tests).

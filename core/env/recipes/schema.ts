@@ -11,6 +11,7 @@ import { z } from 'zod';
 import { ForesightError } from '../../foundation/errors.ts';
 import { matchesAny, matchesGlob } from '../../foundation/glob.ts';
 import { runners } from '../runners/registry.ts';
+import { GoVersionSchema } from './go-era.ts';
 import { backendNames, DEFAULT_BACKEND } from '../services/registry.ts';
 
 /**
@@ -41,8 +42,13 @@ const Glob = z
   .min(1, 'must not be empty')
   .refine((g) => !g.startsWith('/') && !g.split('/').includes('..'), 'must be a repo-relative glob (no leading /, no ..)');
 
-/** Debian package names (optionally `name=version`), as `apt-get install` takes them. */
-const AptName = z.string().regex(/^[a-z0-9][a-z0-9+.-]+(=[A-Za-z0-9.+~:-]+)?$/, 'must be a Debian package name such as libxml2-dev');
+/**
+ * Debian package names, as `apt-get install` takes them: optionally `name=version`, or `name/<release>-backports`
+ * (the apt step adds that suite of the base image's own mirror).
+ */
+const AptName = z
+  .string()
+  .regex(/^[a-z0-9][a-z0-9+.-]+(=[A-Za-z0-9.+~:-]+|\/[a-z]+-backports)?$/, 'must be a Debian package name such as libxml2-dev (or name/bookworm-backports)');
 
 export const RecipeSchema = z
   .object({
@@ -56,6 +62,11 @@ export const RecipeSchema = z
      * metadata (python-era.ts), the next one tried when a build fails.
      */
     python: z.enum(['3.9', '3.11', '3.13', '3.7', 'auto'], { error: 'must be "3.9", "3.11", "3.13", "3.7" or "auto"' }).default('auto'),
+    /**
+     * The Go toolchain of a `go` runner's image (go-era.ts: Debian's golang-<v>-go, installed and put on PATH
+     * by the apt step); absent: chosen from the commit's go.mod. Other runners have none.
+     */
+    go: GoVersionSchema.optional(),
     /** Debian packages installed into the env image before the venv (e.g. libxml2-dev). */
     systemPackages: z.array(AptName).default([]),
     /**
@@ -93,8 +104,9 @@ export const RecipeSchema = z
 export type Recipe = z.infer<typeof RecipeSchema>;
 
 /** The fields that build the env image (the part of the recipe that keys it). */
-export function buildFields(r: Recipe): Pick<Recipe, 'runner' | 'python' | 'systemPackages' | 'install' | 'dependencyFiles'> {
-  return { runner: r.runner, python: r.python, systemPackages: r.systemPackages, install: r.install, dependencyFiles: r.dependencyFiles };
+export function buildFields(r: Recipe): Pick<Recipe, 'runner' | 'python' | 'go' | 'systemPackages' | 'install' | 'dependencyFiles'> {
+  // `go` only when set: the keys of the images of other runners stay as they were.
+  return { runner: r.runner, python: r.python, ...(r.go ? { go: r.go } : {}), systemPackages: r.systemPackages, install: r.install, dependencyFiles: r.dependencyFiles };
 }
 
 /** Whether a test id (pytest node id or Django label) is one the recipe never grades. */
