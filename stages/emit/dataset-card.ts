@@ -168,6 +168,23 @@ function perRepository(input: CardInput): string[] {
   );
 }
 
+/** The same counts per row language (python, javascript, typescript, go: the runner's, core/env/runners/language.ts). */
+function perLanguage(input: CardInput): string[] {
+  const langs = [...countBy(input.verifiedRows, 'language').keys()];
+  const testLanguage = new Map(input.verifiedRows.map((r) => [r.instance_id, r.language]));
+  const n = (rows: ReadonlyArray<Row>, lang: string, f: (r: Row) => boolean = () => true) => rows.filter((r) => r.language === lang && f(r)).length;
+  return table(
+    ['language', 'chains (`verified`)', 'gradeable', 'excluded', '`test` rows'],
+    langs.map((lang) => [
+      lang,
+      n(input.verifiedRows, lang),
+      n(input.verifiedRows, lang, (r) => r.gradeable === true),
+      n(input.verifiedRows, lang, (r) => r.excluded === true),
+      input.testRows.filter((r) => testLanguage.get(r.instance_id) === lang).length,
+    ]),
+  );
+}
+
 function miningCategories(input: CardInput): string[] {
   const v = countBy(input.verifiedRows, 'mining_category');
   const t = countBy(input.testRows, 'mining_category');
@@ -315,6 +332,10 @@ export function datasetCard(input: CardInput): string {
     '### Per repository',
     '',
     ...perRepository(input),
+    '',
+    '### Per language',
+    '',
+    ...perLanguage(input),
     '',
     '### Mining category',
     '',
