@@ -255,7 +255,8 @@ async function attemptPart(opts: GradeOptions, service: ServiceSession, plan: Pa
         sections: h.sections,
         newFiles: h.newFiles,
         plugins: h.plugins,
-        testDirs: testDirsOf(plan.protect),
+        ...(h.configModules ? { configModules: h.configModules } : {}),
+        testDirs: h.newFilesInTestDirs === false ? [] : testDirsOf(plan.protect),
         protect: plan.protect,
       };
       const res = await sh('restoring the test harness', `cd ${WORKTREE} && GIT_CONFIG_GLOBAL=/tmp/.gitconfig exec /usr/bin/python3 -I -c "$1" "$2"`, [HARNESS_PY, JSON.stringify(spec)]);

@@ -7,12 +7,15 @@ the patch's code run yet), with the system Python and -I, so nothing the patch a
 The spec (JSON) is the runner's harness declaration plus the row's facts:
     gold:      a tree-ish: the base commit with the row's own patch applied (git write-tree)
     whole:     glob patterns of files restored whole to the gold tree, or removed when it lacks them
-    sections:  [{glob, format: ini|toml, names: [...]}]: only these sections of such a file are restored
+    sections:  [{glob, format: ini|toml|json, names: [...]}]: only these sections of such a file are
+               restored (a JSON file's named top-level keys; its other keys stay as the patch left them)
     newFiles:  glob patterns of files that may not be new: one the gold tree lacks is removed
     testDirs:  directories in which every new file is removed (it could shadow a graded test)
     protect:   paths restored whole (the graded test files and the bundle's)
     plugins:   true: the plug-in modules the gold configuration loads (pytest's -p, pytest_plugins)
                are restored whole too
+    configModules: jest|vitest|mocha: the repository modules that runner's gold configuration loads
+               (setup files, global setup, test environment, mocha's require) are restored whole too
 Paths in the spec and the output are stored names: a name that is not UTF-8 is git's C-quoted form
 ("tests/caf\\351.txt"); inside, names are str with surrogateescape, as git's output is read.
 Prints one JSON object: {"changes": [{"path", "action": reset|removed|sections}]}; exits 1 with a
@@ -190,6 +193,138 @@ def plugin_modules():
 plugin_files = plugin_modules() if spec.get("plugins") else set()
 
 
+# Per JavaScript runner: its configuration files (name patterns), its key in package.json, and the
+# options whose values name modules the runner loads before or around the tests. Values are read from
+# the text, never by running the configuration: it could import the patch's code.
+JS_CONFIG = {
+    "jest": (
+        r"jest\.config\.(?:[cm]?[jt]s|json)",
+        "jest",
+        ("setupFiles", "setupFilesAfterEnv", "globalSetup", "globalTeardown", "testEnvironment", "testRunner",
+         "testSequencer", "snapshotResolver", "resolver", "runner", "reporters", "transform", "preset"),
+    ),
+    "vitest": (
+        r"(?:vitest|vite)\.config\.[cm]?[jt]s|vitest\.workspace\.(?:[cm]?[jt]s|json)",
+        None,
+        ("setupFiles", "globalSetup", "environment", "reporters"),
+    ),
+    "mocha": (r"\.mocharc\.(?:[cm]?js|json|jsonc|ya?ml)|mocha\.opts", "mocha", ("require", "file", "ui")),
+}
+JS_EXTS = ("", ".js", ".cjs", ".mjs", ".ts", ".cts", ".mts", ".jsx", ".tsx", ".json")
+JS_STRING = re.compile(r"""'((?:[^'\\\n]|\\.)*)'|"((?:[^"\\\n]|\\.)*)"|`([^`$\\]*)`""")
+
+
+def js_value_strings(text, key):
+    """The string literals of `key: <value>` in a JavaScript/JSON object literal: a string, or every string inside an array or object."""
+    out = []
+    for m in re.finditer(r"(?<![\w$.])[\"']?" + re.escape(key) + r"[\"']?\s*:\s*", text):
+        i = m.end()
+        if i >= len(text):
+            continue
+        if text[i] in "'\"`":
+            s = JS_STRING.match(text, i)
+            if s:
+                out.append(next(g for g in s.groups() if g is not None))
+            continue
+        if text[i] not in "[{":
+            continue
+        depth, j = 0, i
+        while j < len(text):
+            c = text[j]
+            if c in "'\"`":
+                s = JS_STRING.match(text, j)
+                if s:
+                    out.append(next(g for g in s.groups() if g is not None))
+                    j = s.end()
+                    continue
+            elif c in "[{":
+                depth += 1
+            elif c in "]}":
+                depth -= 1
+                if depth == 0:
+                    break
+            j += 1
+    return out
+
+
+def yaml_value_strings(text, key):
+    """`key: value`, `key: [a, b]` or `key:` and a block of `- item` lines of a flat YAML file (.mocharc.yml)."""
+    out, lines = [], text.splitlines()
+    for n, line in enumerate(lines):
+        m = re.match(r"^\s*[\"']?" + re.escape(key) + r"[\"']?\s*:\s*(.*?)\s*(?:#.*)?$", line)
+        if not m:
+            continue
+        v = m.group(1)
+        if v.startswith("["):
+            out += [x.strip().strip("\"'") for x in v.strip("[]").split(",") if x.strip()]
+        elif v:
+            out.append(v.strip("\"'"))
+        else:
+            for item in lines[n + 1 :]:
+                im = re.match(r"^\s*-\s*(.*?)\s*(?:#.*)?$", item)
+                if not im:
+                    break
+                out.append(im.group(1).strip("\"'"))
+    return out
+
+
+def json_strings(value):
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list):
+        return [s for v in value for s in json_strings(v)]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in json_strings(v)]
+    return []
+
+
+def js_config_modules(runner):
+    """Repository paths the gold configuration of a JavaScript runner may load as modules (each value with the extensions Node and the runners try)."""
+    names, pkg_key, keys = JS_CONFIG[runner]
+    is_config = re.compile(r"^(?:%s)$" % names)
+    values = []  # (directory of the configuration, value)
+    for path in sorted(gold_files):
+        base, where = os.path.basename(path), os.path.dirname(path)
+        if base == "package.json" and pkg_key is not None:
+            try:
+                cfg = json.loads(gold_text(path) or "{}").get(pkg_key)
+            except (ValueError, AttributeError):
+                continue
+            if isinstance(cfg, dict):
+                values += [(where, v) for k in keys for v in json_strings(cfg.get(k))]
+        elif is_config.match(base):
+            text = gold_text(path) or ""
+            if base == "mocha.opts":
+                # mocha.opts sits in test/, its paths relative to the working directory (the root).
+                words = text.split()
+                values += [("", words[i + 1]) for i, w in enumerate(words[:-1]) if w in ("--require", "-r", "--file", "--ui", "-u")]
+            elif base.endswith((".yml", ".yaml")):
+                values += [(where, v) for k in keys for v in yaml_value_strings(text, k)]
+            else:
+                values += [(where, v) for k in keys for v in js_value_strings(text, k)]
+    files = set()
+    for where, v in values:
+        v = v.strip()
+        if v.startswith("<rootDir>/"):
+            v = v[len("<rootDir>/") :]
+        if not v or v.startswith("/") or "\0" in v:
+            continue
+        for root in {where, ""}:
+            p = os.path.normpath(os.path.join(root, v)) if root else os.path.normpath(v)
+            if p.startswith("../") or p == ".." or p == ".":
+                continue
+            for ext in JS_EXTS:
+                files.add(p + ext)
+                if ext:
+                    files.add(p + "/index" + ext)
+            if runner == "jest":
+                files.update(p + "/jest-preset" + e for e in (".js", ".cjs", ".mjs", ".json"))
+    return files
+
+
+config_files = js_config_modules(spec["configModules"]) if spec.get("configModules") in JS_CONFIG else set()
+
+
 INI_HEADER = re.compile(r"^\[([^\]]+)\]\s*$")
 TOML_HEADER = re.compile(r"^\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(#.*)?$")
 
@@ -252,6 +387,29 @@ def splice_toml(patched, gold_src, prefixes):
     return "".join(out)
 
 
+def splice_json(patched, gold_src, names):
+    """The patched JSON object with the named top-level keys taken from the gold text (dropped where gold
+    lacks them), indented as the patched file was; the patched text itself when they already agree.
+    ValueError when either text is not a JSON object."""
+    mine = json.loads(patched)
+    theirs = json.loads(gold_src) if gold_src is not None else {}
+    if not isinstance(mine, dict) or not isinstance(theirs, dict):
+        raise ValueError("not a JSON object")
+    def same(a, b):
+        return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+
+    if all((n in mine) == (n in theirs) and same(mine.get(n), theirs.get(n)) for n in names):
+        return patched
+    for n in names:
+        if n in theirs:
+            mine[n] = theirs[n]
+        else:
+            mine.pop(n, None)
+    m = re.search(r"\n([ \t]+)\S", patched)
+    text = json.dumps(mine, indent=m.group(1) if m else 2, ensure_ascii=False)
+    return text + "\n" if patched.endswith("\n") else text
+
+
 changes = []
 
 
@@ -286,7 +444,7 @@ for path in sorted(touched | gold_diff):
     if path.startswith(".git/") or path == ".git":
         continue
     new = path not in gold_files
-    if path in protect or is_whole(path) or path in plugin_files:
+    if path in protect or is_whole(path) or path in plugin_files or path in config_files:
         restore(path)
     elif new and path in touched and (is_new_forbidden(path) or in_test_dir(path)):
         restore(path)
@@ -298,8 +456,16 @@ for path in sorted(touched | gold_diff):
         except (OSError, UnicodeDecodeError):
             restore(path)
             continue
-        splice = splice_ini if s["format"] == "ini" else splice_toml
-        fixed = splice(patched, gold_text(path), s["names"])
+        if s["format"] == "json":
+            try:
+                fixed = splice_json(patched, gold_text(path), s["names"])
+            except ValueError:
+                # Not a JSON object (the patch broke it): the gold version whole.
+                restore(path)
+                continue
+        else:
+            splice = splice_ini if s["format"] == "ini" else splice_toml
+            fixed = splice(patched, gold_text(path), s["names"])
         if fixed != patched:
             if os.path.islink(path):
                 os.unlink(path)

@@ -58,12 +58,24 @@ export interface ParseInput {
 export interface HarnessDeclaration {
   /** Files restored whole to the gold tree, or removed when the gold tree lacks them. */
   whole: readonly string[];
-  /** Files of which only these sections are restored (INI section names; TOML table prefixes). */
-  sections: ReadonlyArray<{ glob: string; format: 'ini' | 'toml'; names: readonly string[] }>;
+  /** Files of which only these sections are restored (INI section names; TOML table prefixes; a JSON object's top-level keys). */
+  sections: ReadonlyArray<{ glob: string; format: 'ini' | 'toml' | 'json'; names: readonly string[] }>;
   /** Files that may not be new: one the gold tree lacks is removed (it could be collected, or shadow a graded test). */
   newFiles: readonly string[];
   /** Restore the plug-in modules the gold configuration loads (pytest's `-p` and `pytest_plugins`). */
   plugins: boolean;
+  /**
+   * Whether a new file in a graded test file's directory (its topmost tests/ ancestor, else its own) is
+   * removed as one that could shadow a graded test. Optional: true. False where tests sit beside the code
+   * and only `newFiles` can be collected (Go: a new source file of the package is the fix's own).
+   */
+  newFilesInTestDirs?: boolean;
+  /**
+   * Restore the repository modules this JavaScript runner's gold configuration loads (jest's setup files,
+   * global setup and test environment; vitest's setup files; mocha's `require`): JavaScript's `plugins`.
+   * Optional: none.
+   */
+  configModules?: 'jest' | 'vitest' | 'mocha';
   /**
    * The runner writes its report through a pipe the grader holds (`/dev/fd/3`), never to a path the test
    * process could rewrite afterwards; and in guarded grading it runs the interpreter isolated (`-I`) with

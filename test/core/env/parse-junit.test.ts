@@ -143,10 +143,10 @@ describe('runner registry', () => {
   });
 
   it('names the known runners for an unknown one', () => {
-    expect(() => getRunner('jest')).toThrow(ForesightError);
-    expect(() => getRunner('jest')).toThrow(/Unknown test runner "jest"/);
+    expect(() => getRunner('nose')).toThrow(ForesightError);
+    expect(() => getRunner('nose')).toThrow(/Unknown test runner "nose"/);
     try {
-      getRunner('jest');
+      getRunner('nose');
     } catch (err) {
       expect((err as ForesightError).remedy).toContain('pytest');
     }

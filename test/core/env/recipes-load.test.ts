@@ -77,7 +77,7 @@ describe('recipe schema and files', () => {
     expect(err.remedy).toContain(file);
     // The runner names come from the runner registry, not from a second list.
     expect(err.remedy).toContain(`runner ${[...runners.keys()].map((n) => `'${n}'`).join('|')},`);
-    expect(err.remedy).toContain(`runner 'pytest'|'django',`);
+    expect(err.remedy).toContain(`runner 'pytest'|'django'|`);
     expect(err.message).toMatch(/field "runner": .*"pytest".*"django"/);
     const nested = thrown(() => parseRecipe(JSON.stringify({ runner: 'pytest', systemPackages: ['ok-pkg', 'Bad Pkg'] }), file));
     expect(nested.message).toContain('field "systemPackages[1]"');

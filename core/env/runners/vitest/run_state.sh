@@ -1,0 +1,37 @@
+#!/bin/sh
+# In-container primitive of the vitest runner (POSIX sh; mounted read-only at /foresight).
+#   run_state.sh <checkout_sha|.> <overlay_sha|-> <report_out> <test_files...>
+# The work tree prepared as for every runner (../checkout.sh: checkout, clean, overlay; "." in place),
+# node_modules and the runner as ../node-modules.sh finds them, then the repository's `vitest run` on the
+# given test files that exist now, its json reporter (jest's format) writing to <report_out> (a pipe the
+# grader holds, /dev/fd/3, in guarded grading: FORESIGHT_GUARD=1, see ../node-modules.sh).
+# No test file existing is a successful run of zero tests (an empty report, exit 0).
+# Exit: vitest's (0 passed, 1 tests or test files failed); 90 clone failed, 91 checkout failed, 92
+# overlay failed, 93 no vitest installed, 64 usage. FORESIGHT_SRC / FORESIGHT_TESTBED override /src and
+# /tmp/testbed.
+set -u
+if [ $# -lt 3 ]; then
+  echo "usage: run_state.sh <checkout_sha|.> <overlay_sha|-> <report_out> <test_files...>" >&2
+  exit 64
+fi
+checkout=$1 overlay=$2 report=$3
+shift 3
+src=${FORESIGHT_SRC:-/src}
+testbed=${FORESIGHT_TESTBED:-/tmp/testbed}
+here=$(cd "$(dirname "$0")" && pwd)
+export HOME="${HOME:-/tmp}"
+export GIT_TERMINAL_PROMPT=0
+# A pipe the grader holds (/dev/fd/N) is written, never removed.
+case $report in /dev/fd/*) ;; *) rm -f "$report" ;; esac
+
+die() { code=$1; shift; echo "run_state: $*" >&2; exit "$code"; }
+
+. "$here/../checkout.sh"
+tool=vitest
+. "$here/../node-modules.sh"
+
+[ $# -gt 0 ] || js_empty '{"numTotalTestSuites":0,"numTotalTests":0,"success":true,"testResults":[]}'
+js_need_bin
+# --no-cache: the results cache lives in node_modules/.vite, which is read-only here. The file arguments
+# are path filters: a file they match beside the requested ones is dropped when the report is read.
+exec "$bin" run --no-cache --reporter=json --outputFile="$report" "$@"
