@@ -32,14 +32,18 @@ export function baseVersionRequest(c: ExtractedChain): StateRequest {
 }
 
 /**
- * The crash of PR1's overlaid test files at pr1_base, when it came before any test result (the whole runner
- * fell, as in Django's app loading) and pr1_head ran the same files: S1 is then decided on their base version.
+ * The crash of PR1's overlaid test files at pr1_base, when it came before any test result and pr1_head ran
+ * the same files: the whole runner fell (Django's app loading), or none of the files could be loaded (a Go
+ * package whose tests use what PR1 adds does not compile; a Python module importing it). S1 is then decided
+ * on their base version: the overlaid tests count as failing, PASS_TO_PASS comes from the base's own tests.
  * A run cut short after some results, or one whose count disagrees, stays what it was.
  */
 export function overlayCrash(s1: StateResult, s1Runs: readonly StateRun[], s2: StateResult): string | null {
-  if (s1.overlay === null || s1.outcome.kind !== 'chain' || s2.outcome.kind !== 'ran' || s2.collectionErrors.length) return null;
+  if (s1.overlay === null || s2.outcome.kind !== 'ran' || s2.collectionErrors.length) return null;
   if (!s1Runs.every((r) => r.kind === 'report' && Object.keys(r.parsed.tests).length === 0)) return null;
-  return s1.outcome.detail;
+  if (s1.outcome.kind === 'chain') return s1.outcome.detail;
+  if (s1.outcome.kind === 'ran' && s1.collectionErrors.length > 0) return `PR1's test files do not load at pr1_base: ${s1.collectionErrors.join(', ')}`;
+  return null;
 }
 
 /** What each state runs, for the progress notes. */

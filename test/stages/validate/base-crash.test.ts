@@ -11,7 +11,7 @@ import type { TestStatus } from '../../../core/env/runners/types.ts';
 import type { Outcome, StateName, StateResult } from '../../../core/foundation/model/validated.ts';
 import { computeSets } from '../../../stages/validate/compute-sets.ts';
 import { compareValidated } from '../../../stages/validate/recheck.ts';
-import { runChainStates } from '../../../stages/validate/run-states.ts';
+import { overlayCrash, runChainStates } from '../../../stages/validate/run-states.ts';
 import { validatedChain } from '../../helpers/chain-fixture.ts';
 
 const CRASH = "TypeError: Field.__init__() got an unexpected keyword argument 'db_default'";
@@ -177,5 +177,22 @@ describe('recheck: how S1 was decided must hold too', () => {
     const rerun = validatedChain({ states: Object.values({ ...st, S1: { ...st.S1, decidedBy: undefined } }) });
     expect(compareValidated(stored, rerun)).toEqual({ sets: [], exclusion: null, backend: null, s1: { stored: 'base_version', rerun: 'overlay' } });
     expect(compareValidated(stored, stored)).toBeNull();
+  });
+});
+
+describe('overlayCrash: when S1 is decided on the base version', () => {
+  const report = (tests: Record<string, TestStatus>, collectionErrors: string[] = []): StateRun =>
+    ({ kind: 'report', exitCode: 1, durationMs: 1, outputTail: '', parsed: { tests, collectionErrors } }) as unknown as StateRun;
+  const s2 = state('S2', { [OLD]: 'pass', [NEW]: 'pass' });
+
+  it('the overlaid files do not load at pr1_base (a Go package that does not compile): no test ran, the files are named', () => {
+    const s1 = state('S1', {}, { overlay: 'h', collectionErrors: FILES });
+    expect(overlayCrash(s1, [report({}, FILES)], s2)).toBe(`PR1's test files do not load at pr1_base: ${FILES[0]}`);
+  });
+
+  it('but not when some test ran, when S1 had no overlay, or when pr1_head could not load them either', () => {
+    expect(overlayCrash(state('S1', { [OLD]: 'pass' }, { overlay: 'h', collectionErrors: FILES }), [report({ [OLD]: 'pass' }, FILES)], s2)).toBeNull();
+    expect(overlayCrash(state('S1', {}, { collectionErrors: FILES }), [report({}, FILES)], s2)).toBeNull();
+    expect(overlayCrash(state('S1', {}, { overlay: 'h', collectionErrors: FILES }), [report({}, FILES)], state('S2', {}, { collectionErrors: FILES }))).toBeNull();
   });
 });
