@@ -7,6 +7,9 @@
  *
  * PR1 adds its test to an existing file (text/text_test.go): at pr1_base that file does not compile, as
  * a feature's tests do not before the feature.
+ *
+ * `{ slices: true }`: the code imports the standard library's `slices` (Go 1.21) while go.mod still says
+ * `go 1.19`, as projects forget to raise it: the first toolchain detected (1.19) cannot build it.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -57,6 +60,11 @@ const testSlugifyWhitespace = `func TestSlugifyCollapsesWhitespace(t *testing.T)
 \t}
 }
 `;
+const hasWord = `// HasWord reports whether w is one of the words of s.
+func HasWord(s, w string) bool {
+\treturn slices.Contains(strings.Fields(s), w)
+}
+`;
 const clamp = `// Clamp limits v to the closed range [lo, hi].
 func Clamp(v, lo, hi int) int {
 \tif v < lo {
@@ -76,7 +84,7 @@ const testClamp = `func TestClamp(t *testing.T) {
 `;
 
 /** Build the module's history in `dir` (created); resolves to the head sha. */
-export async function makeGoDemoRepo(dir: string): Promise<{ head: string }> {
+export async function makeGoDemoRepo(dir: string, opts: { slices?: boolean } = {}): Promise<{ head: string }> {
   const home = await mkdtemp(join(tmpdir(), 'go-demo-home-'));
   try {
     const repo = new DemoRepo(dir, isolatedEnv(home));
@@ -91,6 +99,7 @@ export async function makeGoDemoRepo(dir: string): Promise<{ head: string }> {
         'go.mod': 'module example.com/gotext\n\ngo 1.19\n',
         'README.md': '# gotext\n\nSmall text helpers.\n',
         [textGo]: goFile('text', ['strings'], normalizeSpace),
+        ...(opts.slices ? { 'text/words.go': goFile('text', ['slices', 'strings'], hasWord) } : {}),
         [textTest]: goFile('text', ['testing'], testNormalizeSpace),
       },
     });
