@@ -21,6 +21,8 @@ export const jestRunner: Runner = {
     whole: [...JS_WHOLE, '**/jest.config.*'],
     sections: [{ glob: '**/package.json', format: 'json', names: ['jest'] }],
     newFiles: JS_NEW_FILES,
+    // Tests often sit beside the code (src/a.test.ts): a new file there is the fix's own; new test files are newFiles.
+    newFilesInTestDirs: false,
     plugins: false,
     configModules: 'jest',
     reportPipe: true,

@@ -22,6 +22,8 @@ export const vitestRunner: Runner = {
     whole: [...JS_WHOLE, '**/vitest.config.*', '**/vitest.workspace.*', '**/vite.config.*'],
     sections: [],
     newFiles: JS_NEW_FILES,
+    // Tests often sit beside the code (src/a.test.ts): a new file there is the fix's own; new test files are newFiles.
+    newFilesInTestDirs: false,
     plugins: false,
     configModules: 'vitest',
     reportPipe: true,
