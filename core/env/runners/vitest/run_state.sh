@@ -10,21 +10,8 @@
 # overlay failed, 93 no vitest installed, 64 usage. FORESIGHT_SRC / FORESIGHT_TESTBED override /src and
 # /tmp/testbed.
 set -u
-if [ $# -lt 3 ]; then
-  echo "usage: run_state.sh <checkout_sha|.> <overlay_sha|-> <report_out> <test_files...>" >&2
-  exit 64
-fi
-checkout=$1 overlay=$2 report=$3
-shift 3
-src=${FORESIGHT_SRC:-/src}
-testbed=${FORESIGHT_TESTBED:-/tmp/testbed}
 here=$(cd "$(dirname "$0")" && pwd)
-export HOME="${HOME:-/tmp}"
-export GIT_TERMINAL_PROMPT=0
-# A pipe the grader holds (/dev/fd/N) is written, never removed.
-case $report in /dev/fd/*) ;; *) rm -f "$report" ;; esac
-
-die() { code=$1; shift; echo "run_state: $*" >&2; exit "$code"; }
+. "$here/../state-args.sh"
 
 . "$here/../checkout.sh"
 tool=vitest
