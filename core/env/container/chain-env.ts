@@ -190,7 +190,8 @@ export async function openChainEnv(opts: ChainEnvOptions): Promise<ChainEnv> {
       Env: ['HOME=/tmp', ...Object.entries(opts.env ?? {}).map(([k, v]) => `${k}=${v}`)],
       WorkingDir: '/tmp',
       Labels: ownerLabels(),
-      NetworkDisabled: !opts.network,
+      // NetworkMode none is loopback only. NetworkDisabled is not set: it also leaves /etc/hosts empty, and
+      // `localhost` must resolve (vitest's workers, test servers on 127.0.0.1).
       HostConfig: {
         NetworkMode: opts.network || 'none',
         ...lockedDown({

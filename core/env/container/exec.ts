@@ -17,6 +17,8 @@ export interface ExecOptions {
   stdin?: Buffer;
   /** 'combined' capture only: each piece of output as it arrives (a build's heartbeat names its last line). */
   onOutput?: (text: string) => void;
+  /** Variables of the exec's own environment (`NAME=value`): unlike the command line, not shown in Docker's events. */
+  env?: readonly string[];
 }
 
 export interface ExecOutcome {
@@ -59,7 +61,7 @@ class BoundedText {
 
 export async function runExec(container: Docker.Container, cmd: string[], opts: ExecOptions): Promise<ExecOutcome> {
   const maxChars = opts.maxChars ?? (opts.capture === 'combined' ? 1024 * 1024 : 256 * 1024 * 1024);
-  const exec = await container.exec({ Cmd: cmd, AttachStdout: true, AttachStderr: true, AttachStdin: opts.stdin !== undefined, Tty: false, ...(opts.user ? { User: opts.user } : {}) });
+  const exec = await container.exec({ Cmd: cmd, AttachStdout: true, AttachStderr: true, AttachStdin: opts.stdin !== undefined, Tty: false, ...(opts.user ? { User: opts.user } : {}), ...(opts.env ? { Env: [...opts.env] } : {}) });
   const stream: Duplex = await exec.start({ hijack: true, stdin: opts.stdin !== undefined });
   if (opts.stdin !== undefined) stream.end(opts.stdin);
 

@@ -173,8 +173,8 @@ async function attemptPart(opts: GradeOptions, service: ServiceSession, plan: Pa
       Env: ['HOME=/tmp', ...Object.entries(backendEnv(opts.env ?? {}, service)).map(([k, v]) => `${k}=${v}`)],
       WorkingDir: '/tmp',
       Labels: ownerLabels(),
-      // Only a service's internal network (startService makes it --internal): nothing outside.
-      NetworkDisabled: service.network === null,
+      // Only a service's internal network (startService makes it --internal), else loopback only: nothing
+      // outside. Not NetworkDisabled, which leaves /etc/hosts without `localhost`.
       HostConfig: { NetworkMode: service.network ?? 'none', ...hostLimits },
     });
   } catch (err) {

@@ -1,6 +1,8 @@
 /**
  * Building one env image: the build container from the base (memory and pids limits, no capabilities but
- * those the root steps need), the apt step (root, network, then cut off), the prep step (root), the install
+ * those the root steps need), the apt step (root, network, then cut off), the prep step (root), a Node
+ * image's node step (root) and deps step (BUILD_USER, network to the registry, scripts disabled, then cut
+ * off), the install
  * step (offline, as BUILD_USER: the repository's code never runs as root), the stop and finish steps, `docker
  * commit` (see core/env/README.md).
  */
@@ -12,7 +14,7 @@ import { absoluteGitDir } from '../../foundation/git.ts';
 import { redact } from '../../foundation/secrets.ts';
 import { buildFields } from '../recipes/schema.ts';
 import { BASE_PYTHON, type BaseImage } from './base.ts';
-import { aptScript, BUILD_USER, finishScript, GO_DIR, GO_ENV, installScript, prepScript, STOP_SCRIPT, VENV, VENV_PYTHON } from './build-scripts.ts';
+import { aptScript, BUILD_USER, depsScript, finishScript, GO_DIR, GO_ENV, installScript, NODE_DIR, NODE_MODULES, nodeScript, prepScript, STOP_SCRIPT, VENV, VENV_PYTHON } from './build-scripts.ts';
 import { forceRemove, ownerLabels, PID_LABEL, HOST_LABEL, RUN_LABEL, removeOnAbort } from '../container/cleanup.ts';
 import type { EnvBuildLimits, EnvCommon, EnvImageRequest, EnvImageResult } from './types.ts';
 import { BASE_LABEL, COMMIT_LABEL, CREATED_LABEL, KEY_LABEL, REPO_LABEL } from './key.ts';
@@ -20,6 +22,8 @@ import { runExec } from '../container/exec.ts';
 import { dockerError, logLine, splitRef, stepHeartbeat, type StepProgress } from './docker-image.ts';
 import type { PipSources } from './pip-sources.ts';
 import { releaseOf } from './release.ts';
+import { fetchNodeTools, NODE_DIST_MOUNT, resolveNodeTools, type NodeTools } from './node-dist.ts';
+import { npmSources, type NpmSources } from './npm-sources.ts';
 
 const IMAGE_PATH = `${VENV}/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin`;
 
@@ -62,10 +66,14 @@ export function envBuildLimits(limits: Partial<EnvBuildLimits> = {}): EnvBuildLi
   return out;
 }
 
-/** The HostConfig of an env build container: the limits, no capability but the root steps', no privilege gain. */
-export function envBuildHostConfig(opts: { limits: EnvBuildLimits; apt: boolean; binds: readonly string[] }): Docker.HostConfig & { CapAdd: string[] } {
+/**
+ * The HostConfig of an env build container: the limits, no capability but the root steps', no privilege gain.
+ * `network` (default: `apt`): on the default bridge until the build cuts it off (after apt, or after a Node
+ * image's deps step).
+ */
+export function envBuildHostConfig(opts: { limits: EnvBuildLimits; apt: boolean; network?: boolean; binds: readonly string[] }): Docker.HostConfig & { CapAdd: string[] } {
   return {
-    NetworkMode: opts.apt ? 'bridge' : 'none',
+    NetworkMode: (opts.network ?? opts.apt) ? 'bridge' : 'none',
     Binds: [...opts.binds],
     Memory: opts.limits.memoryBytes,
     MemorySwap: opts.limits.memoryBytes,
@@ -100,6 +108,30 @@ export function failedStepTail(text: string): string {
   return lastLines(`${text.slice(0, at)}${nl < 0 ? rest : `${rest.slice(0, nl)} …`}`);
 }
 
+/**
+ * The line of a package manager's output that says why its install failed (npm's first error past its
+ * code, yarn's `error`, pnpm's `ERR_PNPM_*`, berry's `YN` error), as an `error:` line: what a rejected
+ * candidate is recorded with.
+ */
+export function clientError(text: string): string | null {
+  const lines = text.split('\n').map((l) => l.trim());
+  const hit =
+    lines.find((l) => /^npm (ERR!|error) /.test(l) && !/^npm (ERR!|error) (code|errno|syscall|A complete log|\s*$)/.test(l) && !/^npm (ERR!|error) (Log files|\/)/.test(l)) ??
+    lines.find((l) => /^error [A-Z]/.test(l) || /ERR_PNPM_\w+/.test(l) || /YN\d{4}:.*(error|Error|would have been modified|must be)/.test(l));
+  return hit === undefined ? null : `error: ${hit.replace(/^npm (ERR!|error) /, 'npm: ').slice(0, 280)}`;
+}
+
+/** A Node image's tools (fetched into the host's cache) and the registry its deps step reaches, or why it cannot be built. */
+type NodeSetup = { ok: true; tools: NodeTools; dir: string; npm: NpmSources } | { ok: false; reason: string };
+
+async function nodeSetup(recipe: EnvImageRequest['recipe']): Promise<NodeSetup> {
+  const resolved = await resolveNodeTools(recipe);
+  if (!resolved.ok) return resolved;
+  const fetched = await fetchNodeTools(resolved.tools);
+  if (!fetched.ok) return fetched;
+  return { ok: true, tools: resolved.tools, dir: fetched.dir, npm: await npmSources() };
+}
+
 /** Appends text to a build log, redacted. */
 export type AppendLog = (text: string) => Promise<void>;
 
@@ -132,13 +164,16 @@ export async function runBuildStep(
   what: string,
   user?: string,
   progress?: StepProgress,
+  secretEnv?: readonly string[],
 ): Promise<BuildStep> {
   const left = deadline - Date.now();
   if (left <= 0) return { exitCode: null, text: '', timedOut: true };
   const beat = stepHeartbeat(progress);
   try {
+    // `secretEnv` (a registry token) goes in the exec's own environment, never on its command line.
     const res = await runExec(container, ['env', ...env, 'sh', '-c', script], {
       user,
+      ...(secretEnv?.length ? { env: secretEnv } : {}),
       capture: 'combined',
       maxChars: 4 * 1024 * 1024,
       deadlineMs: left,
@@ -181,7 +216,10 @@ export async function buildEnv(
   const pip: PipSources = await pipSourcesOf();
   const apt = aptScript(req.recipe);
   const install = installScript(req.recipe);
-  const hostConfig = envBuildHostConfig({ limits, apt: apt !== null, binds: [`${gitDir}:/src:ro`, ...pip.binds] });
+  // A Node image: its tools from the host's cache (mounted read-only), its registry reached by the deps step.
+  const node: NodeSetup | null = req.recipe.node ? await nodeSetup(req.recipe) : null;
+  const nodeBinds = node?.ok ? [`${node.dir}:${NODE_DIST_MOUNT}:ro`, ...node.npm.binds] : [];
+  const hostConfig = envBuildHostConfig({ limits, apt: apt !== null, network: apt !== null || node?.ok === true, binds: [`${gitDir}:/src:ro`, ...pip.binds, ...nodeBinds] });
   const header = [
     `# ${common.image}`,
     `# repo ${req.repo} commit ${req.commit}`,
@@ -190,6 +228,7 @@ export async function buildEnv(
     `# dependency files ${common.dependencyFiles.map((f) => `${f.path}@${f.blob.slice(0, 12)}`).join(' ') || '(none)'}`,
     ...pip.notes.map((n) => `# ${n}`),
     `# python ${req.recipe.python === 'auto' ? BASE_PYTHON : req.recipe.python} (Debian ${releaseOf(req.recipe.python)})`,
+    ...(node === null ? [] : node.ok ? [`# node ${node.tools.node.version}, ${node.tools.client.pkg} ${node.tools.client.version}`, ...node.npm.notes.map((n) => `# ${n}`)] : [`# node: ${node.reason}`]),
     `# limits ${limits.memoryBytes / 1024 / 1024} MiB, ${limits.pidsLimit} pids; capabilities ${hostConfig.CapAdd.join(' ')} (root steps only); install as ${BUILD_USER}`,
     `# started ${new Date().toISOString()}`,
     '',
@@ -202,6 +241,8 @@ export async function buildEnv(
     logLine(req.log, `${common.image}: install failed (see ${logPath})`);
     return { ok: false, reason: 'env_install_failed', built: false, log: logPath, detail, ...common, durationMs: Date.now() - t0 };
   };
+
+  if (node !== null && !node.ok) return await fail(`error: ${node.reason}`);
 
   let container: Docker.Container;
   try {
@@ -218,7 +259,7 @@ export async function buildEnv(
         [BASE_LABEL]: base.image,
         [CREATED_LABEL]: new Date().toISOString(),
       },
-      NetworkDisabled: apt === null,
+      NetworkDisabled: hostConfig.NetworkMode === 'none',
       HostConfig: hostConfig,
     });
   } catch (err) {
@@ -235,9 +276,17 @@ export async function buildEnv(
     // Root steps run as the container's user (root); the install and stop steps as BUILD_USER. Each says when
     // it starts, and while it runs a heartbeat says for how long and what it last printed.
     const short = common.image.replace(/^foresight-env:/, 'env ').slice(0, 16);
-    const exec = (step: string, script: string, env: string[], user?: string): Promise<BuildStep> => {
+    const exec = (step: string, script: string, env: string[], user?: string, secretEnv?: readonly string[]): Promise<BuildStep> => {
       logLine(req.log, `${short}: ${step} step (${Math.round((Date.now() - t0) / 1000)} s into the build)`);
-      return runBuildStep(container, script, env, deadline, append, 'docker exec in the env build container failed', user, { log: req.log, what: `${short} ${step}` });
+      return runBuildStep(container, script, env, deadline, append, 'docker exec in the env build container failed', user, { log: req.log, what: `${short} ${step}` }, secretEnv);
+    };
+    const disconnect = async (): Promise<void> => {
+      try {
+        await docker.getNetwork('bridge').disconnect({ Container: container.id, Force: true });
+      } catch (err) {
+        throw dockerError('cannot disconnect the env build container from the network', err);
+      }
+      await append('# network disconnected\n');
     };
 
     if (apt !== null) {
@@ -246,12 +295,8 @@ export async function buildEnv(
       if (res.exitCode !== 0) {
         return await fail(`apt-get install ${req.recipe.systemPackages.join(' ')} failed (exit ${res.exitCode})\n${lastLines(res.text)}`);
       }
-      try {
-        await docker.getNetwork('bridge').disconnect({ Container: container.id, Force: true });
-      } catch (err) {
-        throw dockerError('cannot disconnect the env build container from the network', err);
-      }
-      await append('# network disconnected\n');
+      // A Node image keeps the network for its deps step.
+      if (!node?.ok) await disconnect();
     }
 
     // Nothing of the repository has run yet: a failure here is the image's or Docker's, not the candidate's.
@@ -262,6 +307,21 @@ export async function buildEnv(
         remedy: `read ${logPath}; the step needs the CHOWN capability (a Docker that ignores --cap-add?)`,
         external: true,
       });
+    }
+
+    if (node?.ok) {
+      // Node and its client (root's, from the host's cache); a node that does not run here is this candidate's failure.
+      const tools = await exec('node', nodeScript(node.tools), []);
+      if (tools.timedOut) return await fail(`timed out after ${timeoutSec} s unpacking node\n${lastLines(tools.text)}`);
+      if (tools.exitCode !== 0) return await fail(failedStepTail(tools.text));
+      // The repository's dependencies, scripts disabled, with the network; then no network for its own code.
+      const deps = await exec('deps', depsScript(node.tools), [`FORESIGHT_COMMIT=${req.commit}`], BUILD_USER, node.npm.env);
+      if (deps.timedOut) return await fail(`timed out after ${timeoutSec} s during the deps step\n${lastLines(deps.text)}`);
+      if (deps.exitCode !== 0) {
+        const why = clientError(deps.text);
+        return await fail(withKillHint(`${failedStepTail(deps.text)}${why ? `\n${why}` : ''}`, limits));
+      }
+      await disconnect();
     }
 
     const res = await exec('install', install, [`FORESIGHT_COMMIT=${req.commit}`, ...pip.env], BUILD_USER);
@@ -288,6 +348,8 @@ export async function buildEnv(
         changes: [
           `ENV FORESIGHT_PYTHON=${VENV_PYTHON} VIRTUAL_ENV=${VENV} PATH=${IMAGE_PATH}`,
           ...(req.recipe.go ? [`ENV ${Object.entries(GO_ENV).map(([k, v]) => `${k}=${v}`).join(' ')} FORESIGHT_GOCACHE_SEED=${GO_DIR}/cache`] : []),
+          // Node first on PATH, the venv's python still there for the harness scripts.
+          ...(req.recipe.node ? [`ENV PATH=${NODE_DIR}/bin:${IMAGE_PATH} FORESIGHT_NODE_MODULES=${NODE_MODULES}`] : []),
           'WORKDIR /tmp',
           CLEAR_OWNER_LABELS,
         ],

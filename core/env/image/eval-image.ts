@@ -126,8 +126,12 @@ const SHA = /^[0-9a-f]{40}$/;
  * rebuild every eval image. Owned by root, files 0644 or 0755 as on the host; the same files give the
  * same bytes (the tar's digest is part of the image key).
  */
-/** Host-side modules: the TypeScript sources, or their compiled JavaScript when running from dist/. */
-const HOST_MODULE = /\.(ts|js|mjs|cjs|map)$/;
+/**
+ * Host-side modules: the TypeScript sources, or their compiled JavaScript (`.js`) when running from dist/.
+ * `.cjs`/`.mjs` files are the container's (mocha's reporter): tsc makes them only from `.cts`/`.mts`, which
+ * the project has none of.
+ */
+const HOST_MODULE = /\.(ts|js|map)$/;
 
 async function runnerTar(dir: string): Promise<{ tar: Buffer; files: string[]; digest: string }> {
   const entries: TarFile[] = [];

@@ -3,7 +3,8 @@ import { fingerprint } from '../../foundation/fingerprint.ts';
 import { git } from '../../foundation/git.ts';
 import { matchesAny } from '../../foundation/glob.ts';
 import { buildFields, type Recipe } from '../recipes/schema.ts';
-import { aptScript, finishScript, installScript, prepScript, STOP_SCRIPT } from './build-scripts.ts';
+import { aptScript, depsScript, finishScript, installScript, nodeScript, prepScript, STOP_SCRIPT } from './build-scripts.ts';
+import { resolveNodeTools } from './node-dist.ts';
 
 export const ENV_REPOSITORY = 'foresight-env';
 /** Database services' images (core/env/services/image.ts); the cache policy prunes them with the env images. */
@@ -43,9 +44,14 @@ export interface EnvKeyInput {
   baseId: string;
 }
 
-/** The env image key (24 hex digits) and the dependency files it covers. */
+/**
+ * The env image key (24 hex digits) and the dependency files it covers. A Node recipe's key also covers its
+ * exact Node and client (image/node-dist.ts; the node step names their tarballs) and its deps step, or why
+ * they cannot be had (its build then fails with that reason); other recipes' keys have nothing of it.
+ */
 export async function envImageKey(input: EnvKeyInput): Promise<{ key: string; files: DependencyFile[] }> {
   const files = await dependencyFiles(input.clone, input.commit, input.recipe.dependencyFiles);
+  const node = input.recipe.node ? await resolveNodeTools(input.recipe) : null;
   const key = fingerprint(
     'foresight-env/1',
     input.baseId,
@@ -56,6 +62,7 @@ export async function envImageKey(input: EnvKeyInput): Promise<{ key: string; fi
     STOP_SCRIPT,
     finishScript(input.recipe),
     files,
+    ...(node === null ? [] : [node.ok ? [nodeScript(node.tools), depsScript(node.tools)] : { unresolved: node.reason }]),
   ).slice(0, 24);
   return { key, files };
 }

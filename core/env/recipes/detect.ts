@@ -10,11 +10,14 @@
  *    (requirements-test.txt, test-requirements.txt, requirements/test.txt, …); a top-level
  *    requirements.txt when there is no installable project; then pytest. Then the same without
  *    build isolation, the build backend installed unpinned first.
+ *  - a Go module (go.mod, no Python project): detect-go.ts; package.json without a Python project, naming
+ *    jest, vitest or mocha: detect-node.ts.
  */
 import { parse, TomlError, type TomlTable } from 'smol-toml';
 import { git } from '../../foundation/git.ts';
 import { DEFAULT_DEPENDENCY_FILES, RecipeSchema, type Recipe } from './schema.ts';
 import { detectGoCandidates } from './detect-go.ts';
+import { detectNodeCandidates, readNodeProject } from './detect-node.ts';
 
 export interface DetectedRecipe {
   recipe: Recipe;
@@ -268,6 +271,13 @@ export async function detectCandidates(clone: string, commit: string): Promise<D
   if (has.has('go.mod') && !installable && !has.has('tests/runtests.py')) {
     const goMod = await read('go.mod');
     if (goMod !== undefined) return detectGoCandidates(goMod, has, await read('go.sum'));
+  }
+
+  // A JavaScript/TypeScript project that is not also a Python one, when it names a runner of its own.
+  const pythonFiles = installable || has.has('tests/runtests.py') || has.has('requirements.txt') || TEST_REQUIREMENTS.some((p) => has.has(p));
+  if (has.has('package.json') && !pythonFiles) {
+    const node = detectNodeCandidates(await readNodeProject(clone, commit, paths));
+    if (node !== null) return node;
   }
 
   if (has.has('tests/runtests.py')) {

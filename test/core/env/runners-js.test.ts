@@ -273,6 +273,12 @@ describe('report parsing', () => {
     expect(Object.keys(parseJestReport('jest', report, ['x.test.js']).tests)).toEqual(['x.test.js::s > t', 'x.test.js::s > t #2', 'x.test.js::s > t #3']);
   });
 
+  it("vitest 1.x's empty file-level suite title is no describe block; an empty describe title elsewhere stays", () => {
+    const a = (ancestorTitles: string[], title: string) => ({ ancestorTitles, title, status: 'passed' });
+    const report = JSON.stringify({ testResults: [{ name: '/w/src/x.test.ts', status: 'passed', assertionResults: [a(['', 'slugify'], 'joins'), a(['', 'slugify', ''], 'odd'), a([], 'top')] }] });
+    expect(Object.keys(parseJestReport('vitest', report, ['src/x.test.ts']).tests)).toEqual(['src/x.test.ts::slugify > joins', 'src/x.test.ts::slugify >  > odd', 'src/x.test.ts::top']);
+  });
+
   it('a report written twice, cut short or of another shape is unreadable (no evidence), never an empty run', () => {
     const one = JSON.stringify({ testResults: [] });
     expect(() => parseJestReport('jest', one + one, [])).toThrow(/jest's JSON report is unreadable/);
