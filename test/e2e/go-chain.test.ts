@@ -1,8 +1,9 @@
 /**
  * A Go module in the demo's style (test/helpers/go-demo-repo.ts), mined from discover through emit with real
- * Docker and the offline judges: the env image is detected from go.mod (Debian's Go 1.19 on bookworm), the
- * runner is `go test -json`, and #1 Slugify -> #3 (runs of whitespace) becomes a `test` row whose
- * FAIL_TO_PASS is #1's new test (its file does not compile at pr1_base: PASS_TO_PASS is the test of that
+ * Docker and the offline judges: the env image is detected from go.mod, the runner is `go test -json`. Its
+ * go.mod says `go 1.19` while the code imports `slices` (Go 1.21): the verify loop passes over Go 1.19 (its
+ * check cannot build the tests), records why, and chooses Go 1.21 (Debian bookworm-backports). #1 Slugify
+ * -> #3 (runs of whitespace) becomes a `test` row whose FAIL_TO_PASS is #1's new test (its file does not compile at pr1_base: PASS_TO_PASS is the test of that
  * file's base version) and whose ANTICIPATION_FAIL_TO_PASS is #3's new test; the row is `go`, and its
  * gold patches pass in its eval image. The red team's attacks, in Go: a TestMain that exits 0, a graded test
  * rewritten to pass, code that exits 0 before the tests; each beside a wrong Slugify (so the package
@@ -13,6 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectDocker, DEFAULT_BASE_ALIAS, ensureImage, isDockerReachable, type GradeLimits } from '../../core/env/index.ts';
+import { ChoiceFileSchema } from '../../core/env/image/choice-file.ts';
 import { defaultConfig, loadConfig } from '../../core/foundation/config.ts';
 import { gradeLimits, runEval } from '../../pipeline/eval/index.ts';
 import { attackPatch, type Attack } from '../helpers/red-team.ts';
@@ -37,7 +39,7 @@ describe.skipIf(skip)('a Go module mined to a `test` row (Docker, go test -json)
     await ensureImage(DEFAULT_BASE_ALIAS, { docker });
     root = await mkdtemp(join(tmpdir(), 'foresight-go-chain-'));
     clone = join(root, 'clone');
-    await makeGoDemoRepo(clone);
+    await makeGoDemoRepo(clone, { slices: true });
     const config = loadConfig({ FORESIGHT_OFFLINE: '1', FORESIGHT_RUNS: '1', FORESIGHT_ATTRIBUTION: 'off', FORESIGHT_TIMEOUT_SEC: '300' });
     await runPipeline({ dataRoot: join(root, 'data'), repo: { name: 'demo/gotext', clone }, config, log: silentLogger });
     const read = async (split: string): Promise<Row[]> =>
@@ -50,6 +52,19 @@ describe.skipIf(skip)('a Go module mined to a `test` row (Docker, go test -json)
   });
 
   const list = (v: unknown): unknown[] => JSON.parse(String(v)) as unknown[];
+
+  it('the verify loop rejects go1.19 at its check (the test file does not load) and chooses go1.21', async () => {
+    const file = ChoiceFileSchema.parse(JSON.parse(await readFile(join(root, 'data', 'demo__gotext', 'env-recipes.json'), 'utf8')));
+    const eras = Object.values(file.eras);
+    expect(eras.length).toBeGreaterThan(0);
+    for (const era of eras) {
+      expect(era.tried.slice(0, 2)).toMatchObject([
+        { label: 'go1.19', outcome: 'rejected', stage: 'report', reason: expect.stringMatching(/unusable report: text\/text_test\.go/) },
+        { label: 'go1.21', outcome: 'chosen' },
+      ]);
+      expect(era.chosen).toBe('go1.21');
+    }
+  });
 
   it('#1 -> #3 is a `test` row with the go ids of the new tests, subtests folded into their test', () => {
     const row = test.find((r) => r.instance_id === 'gotext__1-3');
@@ -102,7 +117,7 @@ describe.skipIf(skip)('a Go module mined to a `test` row (Docker, go test -json)
     }, 300_000);
   }
 
-  it('the verified row says go, and which toolchain built its image', () => {
+  it('the verified row says go', () => {
     const row = verified.find((r) => r.instance_id === 'gotext__1-3')!;
     expect(row.language).toBe('go');
     expect(String(row.install_cmd)).toContain('go test');
