@@ -9,14 +9,15 @@
  * rewritten to pass, code that exits 0 before the tests; each beside a wrong Slugify (so the package
  * compiles), each scoring X = 0.
  */
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectDocker, DEFAULT_BASE_ALIAS, ensureImage, isDockerReachable, type GradeLimits } from '../../core/env/index.ts';
 import { ChoiceFileSchema } from '../../core/env/image/choice-file.ts';
 import { defaultConfig, loadConfig } from '../../core/foundation/config.ts';
-import { gradeLimits, runEval } from '../../pipeline/eval/index.ts';
+import { gradeLimits } from '../../pipeline/eval/index.ts';
+import { emittedRows, evalOne, type Row } from '../helpers/eval-one.ts';
 import { attackPatch, type Attack } from '../helpers/red-team.ts';
 import { silentLogger } from '../../core/foundation/log.ts';
 import { runPipeline } from '../../pipeline/pipeline.ts';
@@ -27,13 +28,12 @@ const dockerUp = await isDockerReachable(docker);
 const skip = !dockerUp && !process.env['CI'];
 if (skip) console.warn('[go-chain.test] SKIPPED: Docker is not reachable and CI is unset');
 
-type Row = Record<string, string | number | boolean | null>;
-
 describe.skipIf(skip)('a Go module mined to a `test` row (Docker, go test -json)', () => {
   let root: string;
   let clone: string;
   let test: Row[];
   let verified: Row[];
+  const hf = (): string => join(root, 'data', 'demo__gotext', 'emit', 'hf');
 
   beforeAll(async () => {
     await ensureImage(DEFAULT_BASE_ALIAS, { docker });
@@ -42,10 +42,8 @@ describe.skipIf(skip)('a Go module mined to a `test` row (Docker, go test -json)
     await makeGoDemoRepo(clone, { slices: true });
     const config = loadConfig({ FORESIGHT_OFFLINE: '1', FORESIGHT_RUNS: '1', FORESIGHT_ATTRIBUTION: 'off', FORESIGHT_TIMEOUT_SEC: '300' });
     await runPipeline({ dataRoot: join(root, 'data'), repo: { name: 'demo/gotext', clone }, config, log: silentLogger });
-    const read = async (split: string): Promise<Row[]> =>
-      (await readFile(join(root, 'data', 'demo__gotext', 'emit', 'hf', 'jsonl', `${split}.jsonl`), 'utf8')).split('\n').filter(Boolean).map((l) => JSON.parse(l) as Row);
-    test = await read('test');
-    verified = await read('verified');
+    test = await emittedRows(hf(), 'test');
+    verified = await emittedRows(hf(), 'verified');
   }, 1_200_000);
   afterAll(async () => {
     if (root) await rm(root, { recursive: true, force: true });
@@ -77,13 +75,7 @@ describe.skipIf(skip)('a Go module mined to a `test` row (Docker, go test -json)
   });
 
   const LIMITS: GradeLimits = { ...gradeLimits(defaultConfig().validate), timeoutSec: 120 };
-  const hf = (): string => join(root, 'data', 'demo__gotext', 'emit', 'hf');
-  const evalOf = async (name: string, patch: string | 'gold') => {
-    const preds = join(root, `${name}.jsonl`);
-    if (patch !== 'gold') await writeFile(preds, JSON.stringify({ instance_id: 'gotext__1-3', model_name_or_path: name, model_patch: patch }) + '\n');
-    const { report } = await runEval({ dataset: hf(), split: 'test', predictions: patch === 'gold' ? 'gold' : { path: preds }, jobs: 1, docker, limits: LIMITS, log: silentLogger, signal: new AbortController().signal });
-    return report.instances.find((i) => i.instance_id === 'gotext__1-3')!;
-  };
+  const evalOf = (who: string, patch: string | 'gold') => evalOne({ hf: hf(), id: 'gotext__1-3', who, patch, scratch: root, docker, limits: LIMITS });
 
   it('the gold patch scores X = 100 %, Y = 0 % in the eval image', async () => {
     const i = await evalOf('gold', 'gold');

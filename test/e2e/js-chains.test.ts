@@ -6,14 +6,15 @@
  * eval image. The red team's config attack for each runner (a config whose setup file makes every
  * assertion pass, beside a wrong slugify) scores X = 0.
  */
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectDocker, DEFAULT_BASE_ALIAS, ensureImage, isDockerReachable, type GradeLimits } from '../../core/env/index.ts';
 import { defaultConfig, loadConfig } from '../../core/foundation/config.ts';
 import { silentLogger } from '../../core/foundation/log.ts';
-import { gradeLimits, runEval } from '../../pipeline/eval/index.ts';
+import { gradeLimits } from '../../pipeline/eval/index.ts';
+import { emittedRows, evalOne, type Row } from '../helpers/eval-one.ts';
 import { runPipeline } from '../../pipeline/pipeline.ts';
 import { makeJsDemoRepo, type JsRunnerKind } from '../helpers/js-demo-repo.ts';
 import { attackPatch, type Attack } from '../helpers/red-team.ts';
@@ -22,8 +23,6 @@ const docker = connectDocker();
 const dockerUp = await isDockerReachable(docker);
 const skip = !dockerUp && !process.env['CI'];
 if (skip) console.warn('[js-chains.test] SKIPPED: Docker is not reachable and CI is unset');
-
-type Row = Record<string, string | number | boolean | null>;
 
 const CASES: ReadonlyArray<{ kind: JsRunnerKind; file: string; language: string; src: string; attack: Record<string, string> }> = [
   {
@@ -80,10 +79,8 @@ for (const c of CASES) {
       await makeJsDemoRepo(clone, c.kind);
       const config = loadConfig({ FORESIGHT_OFFLINE: '1', FORESIGHT_RUNS: '1', FORESIGHT_ATTRIBUTION: 'off', FORESIGHT_TIMEOUT_SEC: '300' });
       await runPipeline({ dataRoot: join(root, 'data'), repo: { name: `demo/${name}`, clone }, config, log: silentLogger });
-      const read = async (split: string): Promise<Row[]> =>
-        (await readFile(join(hf(), 'jsonl', `${split}.jsonl`), 'utf8')).split('\n').filter(Boolean).map((l) => JSON.parse(l) as Row);
-      test = await read('test');
-      verified = await read('verified');
+      test = await emittedRows(hf(), 'test');
+      verified = await emittedRows(hf(), 'verified');
     }, 1_200_000);
     afterAll(async () => {
       if (root) await rm(root, { recursive: true, force: true });
@@ -91,12 +88,7 @@ for (const c of CASES) {
 
     const list = (v: unknown): unknown[] => JSON.parse(String(v)) as unknown[];
     const LIMITS: GradeLimits = { ...gradeLimits(defaultConfig().validate), timeoutSec: 120 };
-    const evalOf = async (who: string, patch: string | 'gold') => {
-      const preds = join(root, `${who}.jsonl`);
-      if (patch !== 'gold') await writeFile(preds, JSON.stringify({ instance_id: id, model_name_or_path: who, model_patch: patch }) + '\n');
-      const { report } = await runEval({ dataset: hf(), split: 'test', predictions: patch === 'gold' ? 'gold' : { path: preds }, jobs: 1, docker, limits: LIMITS, log: silentLogger, signal: new AbortController().signal });
-      return report.instances.find((i) => i.instance_id === id)!;
-    };
+    const evalOf = (who: string, patch: string | 'gold') => evalOne({ hf: hf(), id, who, patch, scratch: root, docker, limits: LIMITS });
 
     it(`#1 -> #3 is a \`test\` row with ${c.kind}'s ids: file :: describe > title`, () => {
       const row = test.find((r) => r.instance_id === id);
