@@ -9,6 +9,7 @@
  * (`$XDG_CACHE_HOME/foresight/node-dist`, else ~/.cache/…): a file there is whole, and reused after.
  * The cache is mounted read-only into the build container at NODE_DIST_MOUNT.
  */
+import { processEnv } from '../../foundation/config.ts';
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
@@ -42,7 +43,7 @@ export interface NodeTools {
 export type NodeToolsResult = { ok: true; tools: NodeTools } | { ok: false; reason: string };
 
 /** The cache directory: the user's cache (XDG_CACHE_HOME, else ~/.cache), foresight/node-dist. */
-export function nodeDistDir(env: Readonly<Record<string, string | undefined>> = process.env): string {
+export function nodeDistDir(env: Readonly<Record<string, string | undefined>> = processEnv()): string {
   const base = env['XDG_CACHE_HOME'] && path.isAbsolute(env['XDG_CACHE_HOME']) ? env['XDG_CACHE_HOME'] : path.join(homedir(), '.cache');
   return path.join(base, 'foresight', 'node-dist');
 }

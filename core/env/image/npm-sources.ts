@@ -9,7 +9,7 @@
 import { execFile } from 'node:child_process';
 import { readFile, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { splitCredentials } from '../../foundation/config.ts';
+import { processEnv, splitCredentials } from '../../foundation/config.ts';
 import { registerSecret } from '../../foundation/secrets.ts';
 import { BUILD_USER } from './build-scripts.ts';
 
@@ -97,7 +97,7 @@ export interface NpmSourcesOptions {
 
 /** The host's npm registry, CA bundle and token (see the module's comment). */
 export async function npmSources(opts: NpmSourcesOptions = {}): Promise<NpmSources> {
-  const env = opts.env ?? process.env;
+  const env = opts.env ?? processEnv();
   const out = await (opts.npm ?? runNpm)(['config', 'get', 'registry', 'cafile', 'userconfig', 'globalconfig']);
   const cfg = parseNpmConfigGet(out ?? '');
   const notes: string[] = out === null ? ['npm config get failed on the host: npm registry defaults used'] : [];
