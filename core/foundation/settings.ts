@@ -11,7 +11,7 @@ import { STAGES } from './stage.ts';
  */
 
 // The enumerations, for the code that takes these values.
-export const CHANGE_UNITS = ['auto', 'prs', 'commits'] as const;
+export const CHANGE_UNITS = ['auto', 'prs', 'commits', 'mixed'] as const;
 export type ChangeUnits = (typeof CHANGE_UNITS)[number];
 export const TRACKERS = ['auto', 'github', 'trac'] as const;
 export type Tracker = (typeof TRACKERS)[number];
@@ -100,7 +100,7 @@ export const SETTINGS = {
     doc: 'where `owner/name` is cloned from; credentials in the URL are kept apart, as a secret',
   },
   'discover.branch': { env: 'FORESIGHT_BRANCH', ...text('HEAD'), doc: 'the branch whose first-parent history is mined' },
-  'discover.units': { env: 'FORESIGHT_UNITS', ...choice(CHANGE_UNITS, 'auto'), doc: "what a change is: `prs`, a merged PR; `commits`, a mainline commit (histories without PR numbers, like Django's); `auto`, PRs when the history records them" },
+  'discover.units': { env: 'FORESIGHT_UNITS', ...choice(CHANGE_UNITS, 'auto'), doc: "what a change is: `prs`, a merged PR; `commits`, a mainline commit (Django's history); `mixed`, a merged PR where recorded, else the commit; `auto`, PRs when the history records them" },
   'discover.tracker': { env: 'FORESIGHT_TRACKER', ...choice(TRACKERS, 'auto'), doc: 'what `#N` in a message names: `github`, a PR or issue; `trac`, a Trac ticket (Django\'s "Fixed #N --"); `auto`, detected' },
   'discover.offline': {
     env: 'FORESIGHT_OFFLINE',

@@ -1,6 +1,6 @@
 import type { PullRequest } from '../foundation/model/change.ts';
 import type { ChangeUnits, Tracker } from '../foundation/settings.ts';
-import { chooseUnits, listCommitChanges, listMergedPrs, readMainline, type MainlineCommit } from './mainline.ts';
+import { chooseUnits, listCommitChanges, listMergedPrs, listMixedChanges, readMainline, type MainlineCommit } from './mainline.ts';
 
 /** Commit sha -> the change that contains it (squash commit, merge commit, a merged branch's commit, or itself). */
 export function commitToChange(prs: readonly PullRequest[]): Map<string, string> {
@@ -33,7 +33,7 @@ export async function listChanges(
   const mainline = await readMainline(clone, opts.branch);
   // Decide on the units from the subjects alone: listing merged branches' commits costs a walk per merge.
   const units = chooseUnits(mainline, opts.units);
-  const changes = units === 'prs' ? await listMergedPrs(clone, mainline) : listCommitChanges(mainline);
+  const changes = units === 'prs' ? await listMergedPrs(clone, mainline) : units === 'mixed' ? await listMixedChanges(clone, mainline) : listCommitChanges(mainline);
   return { mainline, changes, tracker: detectTracker(mainline, opts.tracker) };
 }
 

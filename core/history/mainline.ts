@@ -98,13 +98,24 @@ export function listCommitChanges(mainline: readonly MainlineCommit[]): PullRequ
     }));
 }
 
+/**
+ * Merged PRs where the history records them, and every other non-merge mainline commit as a change of its
+ * own (maintainers who merge contributors' PRs and commit their own work directly), oldest first.
+ */
+export async function listMixedChanges(clone: string, mainline: readonly MainlineCommit[]): Promise<PullRequest[]> {
+  const prs = await listMergedPrs(clone, mainline);
+  const merged = new Set(prs.map((p) => p.mergeSha));
+  const at = positions(mainline);
+  return [...prs, ...listCommitChanges(mainline.filter((c) => !merged.has(c.sha)))].sort((a, b) => at.get(a.mergeSha)! - at.get(b.mergeSha)!);
+}
+
 /** A mainline commit that records a merged GitHub PR (merge commit or squash commit). */
 export function isPrCommit(c: MainlineCommit): boolean {
   return (c.parents.length >= 2 && MERGE_SUBJECT.test(c.subject)) || (c.parents.length === 1 && SQUASH_SUBJECT.test(c.subject));
 }
 
 /** PRs when the history records them for a good share of its commits, else commits. */
-export function chooseUnits(mainline: readonly MainlineCommit[], units: ChangeUnits): 'prs' | 'commits' {
+export function chooseUnits(mainline: readonly MainlineCommit[], units: ChangeUnits): 'prs' | 'commits' | 'mixed' {
   if (units !== 'auto') return units;
   const prs = mainline.filter(isPrCommit).length;
   return prs >= 0.3 * Math.max(1, mainline.length - 1) ? 'prs' : 'commits';

@@ -36,7 +36,10 @@ export const discoverStage: StageDef<never, Candidate> = {
   async run(_items, ctx) {
     const { repo, config, log } = ctx;
     const listed = await listChanges(repo.clone, config.discover);
-    log.info(`${listed.changes.length} ${listed.changes[0]?.number === null ? 'mainline commits (the history records no PRs)' : 'merged PRs'}; tracker: ${listed.tracker}`);
+    const prCount = listed.changes.filter((c) => c.number !== null).length;
+    const commitCount = listed.changes.length - prCount;
+    const listedText = !prCount ? `${commitCount} mainline commits (the history records no PRs)` : commitCount ? `${prCount} merged PRs and ${commitCount} direct mainline commits` : `${prCount} merged PRs`;
+    log.info(`${listedText}; tracker: ${listed.tracker}`);
     const references = new Map<string, Reference[]>();
     const reportedAt = new Map<string, string>();
     const advisories = new Map<string, Advisory[]>();

@@ -1,8 +1,9 @@
 /**
  * A Go module in the demo's style (test/helpers/go-demo-repo.ts), mined from discover through emit with real
  * Docker and the offline judges: the env image is detected from go.mod, the runner is `go test -json`. Its
- * go.mod says `go 1.19` while the code imports `slices` (Go 1.21): the verify loop passes over Go 1.19 (its
- * check cannot build the tests), records why, and chooses Go 1.21 (Debian bookworm-backports). #1 Slugify
+ * go.mod says `go 1.19` while the code calls `cmp.Or` (Go 1.22): the verify loop passes over Go 1.21 (the
+ * newest released by the history's dates; its check cannot build the tests), records why, and chooses Go
+ * 1.22 (Debian bookworm-backports, whose go wraps a build failure in a JSON event). #1 Slugify
  * -> #3 (runs of whitespace) becomes a `test` row whose FAIL_TO_PASS is #1's new test (its file does not compile at pr1_base: PASS_TO_PASS is the test of that
  * file's base version) and whose ANTICIPATION_FAIL_TO_PASS is #3's new test; the row is `go`, and its
  * gold patches pass in its eval image. The red team's attacks, in Go: a TestMain that exits 0, a graded test
@@ -39,7 +40,7 @@ describe.skipIf(skip)('a Go module mined to a `test` row (Docker, go test -json)
     await ensureImage(DEFAULT_BASE_ALIAS, { docker });
     root = await mkdtemp(join(tmpdir(), 'foresight-go-chain-'));
     clone = join(root, 'clone');
-    await makeGoDemoRepo(clone, { slices: true });
+    await makeGoDemoRepo(clone, { newerStd: true });
     const config = loadConfig({ FORESIGHT_OFFLINE: '1', FORESIGHT_RUNS: '1', FORESIGHT_ATTRIBUTION: 'off', FORESIGHT_TIMEOUT_SEC: '300' });
     await runPipeline({ dataRoot: join(root, 'data'), repo: { name: 'demo/gotext', clone }, config, log: silentLogger });
     test = await emittedRows(hf(), 'test');
@@ -51,16 +52,16 @@ describe.skipIf(skip)('a Go module mined to a `test` row (Docker, go test -json)
 
   const list = (v: unknown): unknown[] => JSON.parse(String(v)) as unknown[];
 
-  it('the verify loop rejects go1.19 at its check (the test file does not load) and chooses go1.21', async () => {
+  it('the verify loop rejects go1.21 at its check (the test file does not load) and chooses go1.22', async () => {
     const file = ChoiceFileSchema.parse(JSON.parse(await readFile(join(root, 'data', 'demo__gotext', 'env-recipes.json'), 'utf8')));
     const eras = Object.values(file.eras);
     expect(eras.length).toBeGreaterThan(0);
     for (const era of eras) {
       expect(era.tried.slice(0, 2)).toMatchObject([
-        { label: 'go1.19', outcome: 'rejected', stage: 'report', reason: expect.stringMatching(/unusable report: text\/text_test\.go/) },
-        { label: 'go1.21', outcome: 'chosen' },
+        { label: 'go1.21', outcome: 'rejected', stage: 'report', reason: expect.stringMatching(/unusable report: text\/text_test\.go/) },
+        { label: 'go1.22', outcome: 'chosen' },
       ]);
-      expect(era.chosen).toBe('go1.21');
+      expect(era.chosen).toBe('go1.22');
     }
   });
 

@@ -8,8 +8,9 @@
  * PR1 adds its test to an existing file (text/text_test.go): at pr1_base that file does not compile, as
  * a feature's tests do not before the feature.
  *
- * `{ slices: true }`: the code imports the standard library's `slices` (Go 1.21) while go.mod still says
- * `go 1.19`, as projects forget to raise it: the first toolchain detected (1.19) cannot build it.
+ * `{ newerStd: true }`: the code calls the standard library's `cmp.Or` (Go 1.22) while go.mod still says
+ * `go 1.19`, as projects forget to raise it: the first toolchain detected (1.21, the newest released by
+ * the history's dates, January 2024) cannot build it.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -60,9 +61,13 @@ const testSlugifyWhitespace = `func TestSlugifyCollapsesWhitespace(t *testing.T)
 \t}
 }
 `;
-const hasWord = `// HasWord reports whether w is one of the words of s.
-func HasWord(s, w string) bool {
-\treturn slices.Contains(strings.Fields(s), w)
+const firstWord = `// FirstWord is the first word of s, or def when s has none.
+func FirstWord(s, def string) string {
+\tw := ""
+\tif f := strings.Fields(s); len(f) > 0 {
+\t\tw = f[0]
+\t}
+\treturn cmp.Or(w, def)
 }
 `;
 const clamp = `// Clamp limits v to the closed range [lo, hi].
@@ -84,7 +89,7 @@ const testClamp = `func TestClamp(t *testing.T) {
 `;
 
 /** Build the module's history in `dir` (created); resolves to the head sha. */
-export async function makeGoDemoRepo(dir: string, opts: { slices?: boolean } = {}): Promise<{ head: string }> {
+export async function makeGoDemoRepo(dir: string, opts: { newerStd?: boolean } = {}): Promise<{ head: string }> {
   const home = await mkdtemp(join(tmpdir(), 'go-demo-home-'));
   try {
     const repo = new DemoRepo(dir, isolatedEnv(home));
@@ -99,7 +104,7 @@ export async function makeGoDemoRepo(dir: string, opts: { slices?: boolean } = {
         'go.mod': 'module example.com/gotext\n\ngo 1.19\n',
         'README.md': '# gotext\n\nSmall text helpers.\n',
         [textGo]: goFile('text', ['strings'], normalizeSpace),
-        ...(opts.slices ? { 'text/words.go': goFile('text', ['slices', 'strings'], hasWord) } : {}),
+        ...(opts.newerStd ? { 'text/words.go': goFile('text', ['cmp', 'strings'], firstWord) } : {}),
         [textTest]: goFile('text', ['testing'], testNormalizeSpace),
       },
     });

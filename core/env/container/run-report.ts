@@ -76,7 +76,9 @@ function command(r: RunnerExec): string[] {
     const shell = `exec 3>&1 >${PIPED_OUTPUT_PATH} 2>&1 </dev/null; timeout -k ${KILL_GRACE_SEC} ${r.timeoutSec} "$@"; exit $?`;
     return ['sh', '-c', shell, 'sh', 'env', ...r.env, 'sh', script, r.checkout, r.overlay, PIPE_PATH, ...r.testFiles];
   }
-  const shell = `timeout -k ${KILL_GRACE_SEC} ${r.timeoutSec} "$@"; rc=$?; if [ -f ${REPORT_PATH} ]; then printf '${REPORT_MARK.replace(/\n/g, '\\n')}'; cat ${REPORT_PATH}; fi; exit $rc`;
+  // The runner's stderr into its stdout: Docker reads the two through separate pipes, so a stderr frame can
+  // arrive after the report that follows on stdout and be read as part of it (a malformed report).
+  const shell = `timeout -k ${KILL_GRACE_SEC} ${r.timeoutSec} "$@" 2>&1; rc=$?; if [ -f ${REPORT_PATH} ]; then printf '${REPORT_MARK.replace(/\n/g, '\\n')}'; cat ${REPORT_PATH}; fi; exit $rc`;
   return ['sh', '-c', shell, 'sh', 'env', ...r.env, 'sh', script, r.checkout, r.overlay, REPORT_PATH, ...r.testFiles];
 }
 

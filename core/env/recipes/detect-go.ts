@@ -1,6 +1,6 @@
 /**
  * Install candidates for a Go module (go.mod at the root), one per toolchain the commit can build with
- * (go-era.ts), oldest sufficient first. Modules come from the commit's vendor/ when it has one, else from
+ * (go-era.ts), the newest released by the commit's date first. Modules come from the commit's vendor/ when it has one, else from
  * `go mod download` through GOPROXY (off unless the configuration names a proxy: a commit that needs
  * modules then fails to install with go's own reason). Each then builds every package and its tests once
  * (`go test -run '^$' ./...`), so the image's build cache (the runner's seed) holds the standard library
@@ -16,7 +16,7 @@ export const GO_DEPENDENCY_FILES = ['go.mod', 'go.sum', 'vendor/modules.txt'] as
 /** The warm-up: a package that does not build at this commit is the tests' business, not the image's. */
 export const GO_WARM = "go test -count=1 -run '^$' ./... >/dev/null 2>&1 || echo '[foresight] some packages do not build at this commit (their tests will say)'";
 
-export function detectGoCandidates(goMod: string, has: ReadonlySet<string>, goSum: string | undefined): DetectedCandidates {
+export function detectGoCandidates(goMod: string, has: ReadonlySet<string>, goSum: string | undefined, commitDate: string | null = null): DetectedCandidates {
   const wanted = goModVersion(goMod);
   const vendored = has.has('vendor/modules.txt');
   const needsModules = !vendored && (goSum ?? '').trim() !== '';
@@ -25,7 +25,7 @@ export function detectGoCandidates(goMod: string, has: ReadonlySet<string>, goSu
     `go.mod: runner go${wanted ? `, asks for Go ${wanted}` : ', names no Go version'}`,
     vendored ? 'vendor/modules.txt: modules from vendor/' : needsModules ? 'go.sum: go mod download (through GOPROXY; off offline)' : 'no third-party modules',
   ];
-  const candidates: RecipeCandidate[] = goOrder(wanted).map((go) => ({
+  const candidates: RecipeCandidate[] = goOrder(wanted, commitDate).map((go) => ({
     label: `go${go}${vendored ? ' vendor' : needsModules ? ' mod download' : ''}`,
     recipe: RecipeSchema.parse({ runner: 'go', go, python: GO_TOOLCHAINS[go].python, install, dependencyFiles: [...GO_DEPENDENCY_FILES] }),
     isolated: true,

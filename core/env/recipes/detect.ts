@@ -256,7 +256,8 @@ export async function detectCandidates(clone: string, commit: string): Promise<D
   const recipe = (runner: 'pytest' | 'django', install: string[]): Recipe =>
     RecipeSchema.parse({ runner, install, dependencyFiles: [...DEFAULT_DEPENDENCY_FILES] });
 
-  const pytestInstall = pytestFor((await git(clone, ['show', '-s', '--format=%cI', '--end-of-options', commit])).trim());
+  const commitDate = (await git(clone, ['show', '-s', '--format=%cI', '--end-of-options', commit])).trim();
+  const pytestInstall = pytestFor(commitDate);
   const pyproject = await read('pyproject.toml');
   const setupPy = await read('setup.py');
   const setupCfg = await read('setup.cfg');
@@ -270,7 +271,7 @@ export async function detectCandidates(clone: string, commit: string): Promise<D
   // A Go module that is not also a Python project: its tests are Go's.
   if (has.has('go.mod') && !installable && !has.has('tests/runtests.py')) {
     const goMod = await read('go.mod');
-    if (goMod !== undefined) return detectGoCandidates(goMod, has, await read('go.sum'));
+    if (goMod !== undefined) return detectGoCandidates(goMod, has, await read('go.sum'), commitDate);
   }
 
   // A JavaScript/TypeScript project that is not also a Python one, when it names a runner of its own.

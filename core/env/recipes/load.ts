@@ -117,7 +117,8 @@ export async function loadRecipe(repo: string, clone: string, commit: string, op
 async function withGo(c: RecipeCandidate, clone: string, commit: string): Promise<[RecipeCandidate, ...RecipeCandidate[]]> {
   if (c.recipe.runner !== 'go' || c.recipe.go) return [c];
   const goMod = await git(clone, ['show', '--end-of-options', `${commit}:go.mod`]).catch(() => '');
-  const order = goOrder(goModVersion(goMod));
+  const date = (await git(clone, ['show', '-s', '--format=%cI', '--end-of-options', commit]).catch(() => '')).trim();
+  const order = goOrder(goModVersion(goMod), date || null);
   return order.map((go) => ({ ...c, label: `go${go} ${c.label}`, recipe: { ...c.recipe, go, python: GO_TOOLCHAINS[go].python } })) as [RecipeCandidate, ...RecipeCandidate[]];
 }
 

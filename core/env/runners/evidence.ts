@@ -56,9 +56,13 @@ export function runProblem(run: StateRun, exitCodes: Runner['exitCodes']): RunPr
 /** An import of a name an installed package (site-packages, dist-packages) does not have, as Python 3.8+ words it. */
 const INSTALLED_IMPORT = /ImportError: cannot import name '[^'\n]+' from '[^'\n]+' \([^)\n]*\/(?:site|dist)-packages\/[^)\n]*\)/;
 
+/** A test file go left out for its `//go:build go1.N` line, as the go runner's run_state.sh names it. */
+const NEWER_GO = /^run_state: \S+ needs go1\.\d+ \(\/\/go:build\), the toolchain is go1\.\d+$/m;
+
 /**
  * The line showing the commit outgrew its environment, or null: the run is no evidence (a crash, no
- * report, a module not collected) because an installed package lacks a name the code imports. Django's
+ * report, a module not collected) because an installed package lacks a name the code imports, or (Go) the
+ * toolchain is older than a test file's `//go:build go1.N` asks, so go ran none of its tests. Django's
  * commits of 2021-06..10 import asgiref's ThreadSensitiveContext while naming Python 3.9 only, whose
  * Debian asgiref (3.3.1) predates it: another of the era's install candidates may run them. A repository
  * module that is missing, or a test that fails, is never this.
@@ -66,7 +70,7 @@ const INSTALLED_IMPORT = /ImportError: cannot import name '[^'\n]+' from '[^'\n]
 export function outgrownEnvironment(run: StateRun, exitCodes: Runner['exitCodes']): string | null {
   if (run.kind === 'timeout') return null;
   if (run.kind === 'report' && runProblem(run, exitCodes) === null && run.parsed.collectionErrors.length === 0) return null;
-  return INSTALLED_IMPORT.exec(run.outputTail)?.[0] ?? null;
+  return INSTALLED_IMPORT.exec(run.outputTail)?.[0] ?? NEWER_GO.exec(run.outputTail)?.[0] ?? null;
 }
 
 /**

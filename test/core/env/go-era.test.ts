@@ -2,7 +2,12 @@
  * Which Go toolchain a commit's go.mod gets, the install candidates of a Go module, and the apt step that
  * installs a toolchain from a backports suite of the base image's own mirror.
  */
+import { execFileSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import type { StateRun } from '../../../core/env/index.ts';
+import { outgrownEnvironment } from '../../../core/env/runners/evidence.ts';
+import { goRunner } from '../../../core/env/runners/go/index.ts';
 import { aptScript } from '../../../core/env/image/build-scripts.ts';
 import { goModVersion, goOrder } from '../../../core/env/recipes/go-era.ts';
 
@@ -31,5 +36,26 @@ describe('go-era', () => {
     // A release's own toolchain needs no extra suite.
     expect(aptScript({ systemPackages: [], go: '1.19' })!).not.toContain('sources.list.d');
     expect(aptScript({ systemPackages: [] })).toBeNull();
+  });
+});
+
+describe('go-era by date and by build constraint', () => {
+  it("prefers the newest toolchain released by the commit's date (a go line is a floor), then newer, then older", () => {
+    expect(goOrder('1.14', '2024-09-01T00:00:00Z')).toEqual(['1.23', '1.24', '1.22', '1.21', '1.19', '1.15']);
+    expect(goOrder('1.19', '2024-01-02T10:00:00Z')).toEqual(['1.21', '1.22', '1.23', '1.24', '1.19']);
+    // Before every toolchain that is enough: the oldest of them first.
+    expect(goOrder('1.21', '2020-01-01')).toEqual(['1.21', '1.22', '1.23', '1.24']);
+  });
+
+  it('a test file asking a newer Go (//go:build) than the toolchain outgrows it: the caller moves to the next candidate', () => {
+    const run = { kind: 'report', exitCode: 1, durationMs: 1, outputTail: 'ok\nrun_state: mux_test.go needs go1.22 (//go:build), the toolchain is go1.21\n', parsed: { tests: {}, collectionErrors: [] } } as unknown as StateRun;
+    expect(outgrownEnvironment(run, goRunner.exitCodes)).toBe('run_state: mux_test.go needs go1.22 (//go:build), the toolchain is go1.21');
+  });
+
+  it("go 1.22/1.23's build failure wrapped in an output event stays the plain line the parser reads as a collection error", () => {
+    const events = fileURLToPath(new URL('../../../core/env/runners/go/events.awk', import.meta.url));
+    const line = '{"Time":"2024-01-01T00:00:00Z","Action":"output","Package":"example.com/m/text","Output":"FAIL\\texample.com/m/text [build failed]\\n"}\n';
+    const out = execFileSync('awk', ['-f', events], { input: line, encoding: 'utf8', stdio: ['pipe', 'pipe', 'ignore'] });
+    expect(out).toBe('FAIL\texample.com/m/text [build failed]\n');
   });
 });

@@ -2,7 +2,8 @@
 # the report's lines out on stdout, the tests' own output as text on stderr (the run's log).
 # Kept for the report: every event but output (`output`, go 1.24's `build-output`: the log has them)
 # and the events of subtests (`"Test":"TestA/case"`: their parent's final action covers them), and every
-# line that is not JSON (before go 1.24 a build failure is a plain `FAIL\t<pkg> [build failed]` line).
+# line that is not JSON (before go 1.24 a build failure is a plain `FAIL\t<pkg> [build failed]` line, inside an
+# output event in go 1.22 and 1.23: written out as that plain line).
 # That keeps the report small: only it has to fit the grader's capture, whatever the tests print.
 
 # The text of a JSON string that starts at s's first character (after the opening quote).
@@ -34,7 +35,13 @@ function hex(h,   v, k) {
 
 /^\{("Time":"[^"]*",)?"Action":"output",/ || /^\{"ImportPath":"[^"]*","Action":"build-output",/ {
   at = index($0, "\"Output\":\"")
-  if (at > 0) printf "%s", unquote(substr($0, at + 10)) > "/dev/stderr"
+  if (at > 0) {
+    text = unquote(substr($0, at + 10))
+    printf "%s", text > "/dev/stderr"
+    # go 1.22 and 1.23 wrap the build failure line in an output event, with no FailedBuild field: kept as the
+    # plain line it was before, or the package's fail reads as every requested test failing.
+    if (text ~ /^FAIL\t[^ \t]+ \[(build|setup) failed\]\n$/) printf "%s", text
+  }
   next
 }
 

@@ -109,5 +109,16 @@ while IFS= read -r dir && IFS= read -r pattern && IFS= read -r marker && IFS= re
   printf '{"Action":"foresight-exit","Dir":%s,"Code":%d}\n' "$jdir" "${rc:-1}" >&4
   [ "${rc:-1}" -gt "$overall" ] && overall=${rc:-1}
 done <"$work/plan"
+# go leaves out a file whose //go:build line asks for a newer Go than it is, without a word: say so, last (the
+# run's tail), so the caller can move to a newer toolchain (runners/evidence.ts outgrownEnvironment).
+have=$(go version 2>/dev/null | sed -n 's/^go version go1\.\([0-9]*\).*/\1/p')
+if [ -n "$have" ]; then
+  for f do
+    need=$(awk '/^package[ \t]/ { exit }
+      /^\/\/go:build / && !/\|\|/ { for (i = 2; i <= NF; i++) { t = $i; gsub(/[()]/, "", t); if (t ~ /^go1\.[0-9]+$/ && substr(t, 5) + 0 > max) max = substr(t, 5) + 0 } }
+      END { if (max) print max }' "$f")
+    if [ -n "$need" ] && [ "$need" -gt "$have" ]; then echo "run_state: ${f#./} needs go1.$need (//go:build), the toolchain is go1.$have"; fi
+  done
+fi
 printf '{"Action":"foresight-end","Code":%d}\n' "$overall" >&4
 exit "$overall"
