@@ -36,16 +36,21 @@ function exec(cmd: string, args: readonly string[], cwd: string, env: NodeJS.Pro
 
 /** jest and mocha at pinned versions, installed once per version pair under the temp dir; the node_modules folder. */
 async function installedJestMocha(): Promise<string> {
-  const dir = join(tmpdir(), `foresight-js-runners-jest${JEST}-mocha${MOCHA}`);
+  return installed(`jest${JEST}-mocha${MOCHA}`, [`jest@${JEST}`, `mocha@${MOCHA}`]);
+}
+
+/** npm packages installed once in a temp project named by them; its node_modules. */
+async function installed(name: string, packages: string[]): Promise<string> {
+  const dir = join(tmpdir(), `foresight-js-runners-${name}`);
   const nodeModules = join(dir, 'node_modules');
-  if (existsSync(join(nodeModules, '.bin', 'jest')) && existsSync(join(nodeModules, '.bin', 'mocha'))) return nodeModules;
+  if (packages.every((p) => existsSync(join(nodeModules, '.bin', p.split('@')[0]!)))) return nodeModules;
   // Installed beside, then moved in whole: an install cut short never looks usable.
   const partial = `${dir}.partial-${process.pid}`;
   await rm(partial, { recursive: true, force: true });
   await mkdir(partial, { recursive: true });
   await writeFile(join(partial, 'package.json'), JSON.stringify({ name: 'js-runners', version: '1.0.0', private: true }));
-  const res = await exec('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error', `jest@${JEST}`, `mocha@${MOCHA}`], partial);
-  if (res.code !== 0) throw new Error(`npm install jest@${JEST} mocha@${MOCHA} failed: ${res.stderr.slice(-2000)}`);
+  const res = await exec('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error', ...packages], partial);
+  if (res.code !== 0) throw new Error(`npm install ${packages.join(' ')} failed: ${res.stderr.slice(-2000)}`);
   await rm(dir, { recursive: true, force: true });
   await rename(partial, dir);
   return nodeModules;
@@ -202,6 +207,15 @@ describe.each([
     const again = await runState(runner, { src: repo, checkout: sha, files: [good, broken], nodeModules: modules() });
     expect(Object.keys(again.parsed.tests)).toEqual(Object.keys(run.parsed.tests));
   });
+
+  it.runIf(kind === 'vitest')('vitest older than 1.3 (it rejects --no-cache) runs: its cache goes to a node_modules of links', async () => {
+    const old = await installed('vitest1.2.2', ['vitest@1.2.2']);
+    const { repo, good } = await suiteRepo(kind);
+    const fixed = await repo.commit({ files: parseModule(kind, true), message: 'fix', date: DATE });
+    const run = await runState(runner, { src: repo, checkout: fixed, files: [good], nodeModules: old });
+    expect(run.exitCode, run.output).toBe(0);
+    expect(run.parsed.tests[`${good}::parse > counts words`]).toBe('pass');
+  }, 300_000);
 
   it('the fixed code passes every test; the report can be a file too', async () => {
     const { repo, good } = await suiteRepo(kind);

@@ -19,6 +19,20 @@ tool=vitest
 
 [ $# -gt 0 ] || js_empty '{"numTotalTestSuites":0,"numTotalTests":0,"success":true,"testResults":[]}'
 js_need_bin
-# --no-cache: the results cache lives in node_modules/.vite, which is read-only here. The file arguments
-# are path filters: a file they match beside the requested ones is dropped when the report is read.
+# The results cache lives under node_modules, which is read-only here: vitest 1.3+ is told --no-cache. Older
+# ones reject that flag (cac: "Unknown option `--cache`") and their failed write of node_modules/.vitest
+# fails the run, so they get a node_modules of their own, links to the installed entries, where it can be
+# made (checkout.sh's clean removes it at every state). The file arguments are path filters: a file they
+# match beside the requested ones is dropped when the report is read.
+version=$(sed -n 's/^[[:space:]]*"version":[[:space:]]*"\([0-9][0-9.]*\).*/\1/p' "${bin%/.bin/vitest}/vitest/package.json" 2>/dev/null | head -n 1)
+case $version in
+  0.* | 1.[012].*)
+    if [ -L node_modules ] && [ -n "${FORESIGHT_NODE_MODULES:-}" ] && [ "$(readlink node_modules)" = "$FORESIGHT_NODE_MODULES" ]; then
+      rm -f node_modules && mkdir node_modules \
+        && find "$FORESIGHT_NODE_MODULES" -mindepth 1 -maxdepth 1 -exec ln -s -t node_modules {} + \
+        || die 93 "cannot link the entries of $FORESIGHT_NODE_MODULES into node_modules"
+    fi
+    exec "$bin" run --reporter=json --outputFile="$report" "$@"
+    ;;
+esac
 exec "$bin" run --no-cache --reporter=json --outputFile="$report" "$@"
