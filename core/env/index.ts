@@ -17,6 +17,8 @@ export { APT_CAPS, DEFAULT_BUILD_MEMORY_BYTES, DEFAULT_BUILD_PIDS_LIMIT, envBuil
 
 export { inspectImage } from './image/docker-image.ts';
 export { EnvImages, envImageFor } from './image/env-images.ts';
+export { packageSources } from './image/package-sources.ts';
+export type { PackageSources } from './image/types.ts';
 export { ensureEvalImage, EVAL_HISTORIES, EVAL_HISTORY_LABEL, EVAL_KEY_LABEL, EVAL_REPO_PATH } from './image/eval-image.ts';
 export type { EvalHistory, EvalImageResult } from './image/eval-image.ts';
 export { pushedRef, pushImage } from './image/push.ts';

@@ -67,6 +67,13 @@ export function httpUrl(origin: Origin, v: string): string {
   throw bad(origin, v, 'an http(s) URL', 'a URL such as https://example.org');
 }
 
+/** An http(s) URL without credentials: a token goes in its own secret setting, never in Config. */
+export function httpUrlNoCredentials(origin: Origin, v: string): string {
+  const url = httpUrl(origin, v);
+  if (splitCredentials(url).credentials !== null) throw bad(origin, '<url with credentials>', 'a URL without user or password', 'the URL alone, its token in the setting the README names');
+  return url;
+}
+
 const DOMAIN_COMPONENT = '(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])';
 /** Docker's reference grammar: a registry host (a domain or IPv4 address) and an optional port. */
 const REGISTRY_HOST = new RegExp(`^${DOMAIN_COMPONENT}(?:\\.${DOMAIN_COMPONENT})*(?::[0-9]{1,5})?$`);

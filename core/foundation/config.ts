@@ -48,10 +48,13 @@ export interface Secrets {
   hfToken: string | null;
   /** `user:password` of FORESIGHT_GIT_URL, if it carried any. */
   gitUrlCredentials: string | null;
+  npmToken: string | null;
+  /** GOPROXY whole: its URLs may carry credentials. */
+  goProxy: string | null;
 }
 
 /** No credentials at all: offline runs and tests. */
-export const NO_SECRETS: Secrets = Object.freeze({ githubToken: null, llmApiKey: null, hfToken: null, gitUrlCredentials: null });
+export const NO_SECRETS: Secrets = Object.freeze({ githubToken: null, llmApiKey: null, hfToken: null, gitUrlCredentials: null, npmToken: null, goProxy: null });
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -67,7 +70,14 @@ export function loadSecrets(env: Env = processEnv()): Secrets {
     registerSecret('FORESIGHT_GIT_URL credentials', git.credentials.split(':').slice(1).join(':'));
   }
   const get = (s: Setting): string | null => env[s.env!]?.trim() || null;
-  return { githubToken: get(SETTINGS['secrets.githubToken']), llmApiKey: get(SETTINGS['secrets.llmApiKey']), hfToken: get(SETTINGS['secrets.hfToken']), gitUrlCredentials: git.credentials };
+  return {
+    githubToken: get(SETTINGS['secrets.githubToken']),
+    llmApiKey: get(SETTINGS['secrets.llmApiKey']),
+    hfToken: get(SETTINGS['secrets.hfToken']),
+    gitUrlCredentials: git.credentials,
+    npmToken: get(SETTINGS['secrets.npmToken']),
+    goProxy: get(SETTINGS['secrets.goProxy']),
+  };
 }
 
 /**

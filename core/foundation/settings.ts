@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { BISECT_DEFAULTS } from './bisect-defaults.ts';
-import { httpUrl, int, oneOf, parseIsoDate, positive, prices, redisUrl, registry, splitCredentials, type Origin } from './config-values.ts';
+import { httpUrl, httpUrlNoCredentials, int, oneOf, parseIsoDate, positive, prices, redisUrl, registry, splitCredentials, type Origin } from './config-values.ts';
 import { STAGES } from './stage.ts';
 
 /**
@@ -160,6 +160,17 @@ export const SETTINGS = {
     doc: '`HOST[:PORT]/NAMESPACE`: emit pushes the eval images there and the rows name the pushed references',
   },
   'images.evalHistory': { env: 'FORESIGHT_EVAL_HISTORY', ...choice(EVAL_HISTORIES, 'full'), doc: "the eval images' git store: `full`, the history up to `base_commit`; `depth1`, that commit alone, for large repositories" },
+  // Where env builds get packages; none of it changes an image (lockfiles and go.sum pin what is fetched).
+  'packages.npmRegistry': {
+    env: 'FORESIGHT_NPM_REGISTRY',
+    schema: z.string().nullable().default(null),
+    parse: httpUrlNoCredentials,
+    shown: "the host npm's `registry`",
+    doc: "the npm registry a Node env build's deps step installs from; its token is `FORESIGHT_NPM_TOKEN`",
+  },
+  'secrets.npmToken': { env: 'FORESIGHT_NPM_TOKEN', secret: true, redactAlso: ['NPM_TOKEN'], doc: "that registry's token, for the deps step only (unset: the host npmrc's token for it, if any)" },
+  'secrets.goProxy': { env: 'FORESIGHT_GOPROXY', secret: true, doc: "GOPROXY of a Go env build's `go mod download` (it may carry credentials); unset: modules only from `vendor/`" },
+  'packages.goFlags': { env: 'FORESIGHT_GOFLAGS', ...maybeText(), doc: 'GOFLAGS of that `go mod download`' },
   'docker.host': { env: 'DOCKER_HOST', ...maybeText(), shown: 'unix:///var/run/docker.sock', doc: 'the Docker daemon' },
   // Derived in config.ts: the LLM judges run exactly when FORESIGHT_LLM_BASE_URL is set.
   'judge.provider': { schema: z.enum(JUDGE_PROVIDERS).default('rules'), doc: '`openai` when FORESIGHT_LLM_BASE_URL is set, else the offline `rules`' },

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { readJsonl, repoDataDir, stageDir, toJsonl, writeAtomic } from '../../core/foundation/artifacts.ts';
-import { assertDockerReachable, connectDocker, removeStaleContainers } from '../../core/env/index.ts';
+import { assertDockerReachable, connectDocker, packageSources, removeStaleContainers } from '../../core/env/index.ts';
 import { ForesightError } from '../../core/foundation/errors.ts';
 import { createLogger } from '../../core/foundation/log.ts';
 import { ValidatedChainSchema, type ValidatedChain } from '../../core/foundation/model/validated.ts';
@@ -42,7 +42,7 @@ function describe(r: RecheckResult): string {
   if (r.verdict === 'same') return 'same sets, same exclusion';
   if (r.verdict === 'error') return `could not run: ${r.detail}`;
   const parts = r.sets.map((d) => `${d.field}: ${d.stored.length ? `-${d.stored.join(' -')}` : ''}${d.stored.length && d.rerun.length ? ' ' : ''}${d.rerun.length ? `+${d.rerun.join(' +')}` : ''}`);
-  if (r.exclusion) parts.push(`exclusion ${r.exclusion.stored ?? 'none'} -> ${r.exclusion.rerun ?? 'none'}`);
+  if (r.exclusion) parts.push(`exclusion ${r.exclusion.stored ?? 'none'} -> ${r.exclusion.rerun ?? 'none'}${r.exclusion.rerunDetail ? ` (${r.exclusion.rerunDetail})` : ''}`);
   if (r.backend) parts.push(`backend ${r.backend.stored} -> ${r.backend.rerun}`);
   if (r.s1) parts.push(`S1 decided by ${r.s1.stored} -> ${r.s1.rerun}`);
   return parts.join('; ');
@@ -77,7 +77,7 @@ export async function recheckCommand(o: RecheckOpts): Promise<void> {
     log.progress('rechecking chains', 0, chosen.length);
     const results = await recheckChains(chosen, {
       repo: { name, clone }, repoDir, validate: config.validate, discover: config.discover, sourceSettings: sourceSettings(config, secrets),
-      images: config.images, docker, log, signal: owner.signal,
+      images: config.images, packages: packageSources(config, secrets), docker, log, signal: owner.signal,
       onResult: (r, done, total) => {
         log.info(`${r.instance_id}: ${describe(r)} (${(r.wallMs / 1000).toFixed(1)} s)`);
         log.progress('rechecking chains', done, total);

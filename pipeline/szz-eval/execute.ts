@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { BISECT_DEFAULTS, BISECT_KINDS, bisectBudget, executionOutweighs, type Step } from '../../core/attribution/index.ts';
 import type { Config } from '../../core/foundation/config.ts';
-import { assertDockerReachable, connectDocker, ensureImage } from '../../core/env/index.ts';
+import { assertDockerReachable, connectDocker, ensureImage, packageSources } from '../../core/env/index.ts';
 import { errorMessage } from '../../core/foundation/errors.ts';
 import { fingerprint, type Fingerprint } from '../../core/foundation/fingerprint.ts';
 import { codeKey, resumableMap, unkept } from '../../core/foundation/resumable.ts';
@@ -141,7 +141,7 @@ export async function executeOracle(o: ExecuteOptions): Promise<ExecuteReport> {
       if (o.config.validate.image) await ensureImage(o.config.validate.image, { docker, log: o.log, baseAlias: images.baseAlias, lockDir: images.lockDir });
       return ChainWork.open({
         repo: { name: o.repo, clone: o.clone }, repoDir: o.repoDir, validate: o.config.validate, discover: o.config.discover,
-        sourceSettings: sourceSettings(o.config, NO_SECRETS), images, docker, log: o.log, poolSize: o.jobs,
+        sourceSettings: sourceSettings(o.config, NO_SECRETS), images, packages: packageSources(o.config, NO_SECRETS), docker, log: o.log, poolSize: o.jobs,
       });
     })());
   let mapped: Awaited<ReturnType<typeof resumableMap<(typeof fixes)[number], Checkpoint>>>;

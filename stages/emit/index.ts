@@ -7,7 +7,7 @@ import { FORESIGHT_VERSION } from '../../core/foundation/version.ts';
 import { JudgedChainSchema, type JudgedChain } from '../../core/foundation/model/judged.ts';
 import { ForesightError } from '../../core/foundation/errors.ts';
 import { absoluteGitDir } from '../../core/foundation/git.ts';
-import { assertDockerReachable, connectDocker, containerLimits, EnvImages, ensureEvalImage, eraEnvironment, EVAL_REPO_PATH, getRunner, gradeInstance, gradeLimits, inspectImage, loadRecipe, pushImage, runners } from '../../core/env/index.ts';
+import { assertDockerReachable, connectDocker, containerLimits, EnvImages, ensureEvalImage, eraEnvironment, EVAL_REPO_PATH, getRunner, gradeInstance, gradeLimits, inspectImage, loadRecipe, packageSources, pushImage, runners } from '../../core/env/index.ts';
 import { rowSchema, TEST_COLUMNS, VERIFIED_COLUMNS } from './columns.ts';
 import { datasetCard } from './dataset-card.ts';
 import { detectLicense } from './license.ts';
@@ -113,7 +113,7 @@ export const emitStage: StageDef<JudgedChain, Record<string, unknown>> = {
     if (gradeable.length) await assertDockerReachable(docker);
     // One image builder for the stage, made when a pruned env image first needs rebuilding.
     let envImages: EnvImages | undefined;
-    const images = (): EnvImages => (envImages ??= new EnvImages({ docker, baseAlias: ctx.config.images.baseAlias, lockDir: ctx.config.images.lockDir, log: ctx.log }));
+    const images = (): EnvImages => (envImages ??= new EnvImages({ docker, baseAlias: ctx.config.images.baseAlias, lockDir: ctx.config.images.lockDir, log: ctx.log, sources: packageSources(ctx.config, ctx.secrets) }));
     // Not checkpointed: a reused image costs an inspect, and the row must name an image that exists now.
     const evals: EvalEntry[] = [];
     // Grading runs the tests again in the eval image: the run's limits are validate's.

@@ -6,7 +6,7 @@
  * ones are built meanwhile; the image cache policy applies once every chain is done.
  */
 import type Docker from 'dockerode';
-import { applyCachePolicy, assertDockerReachable, connectDocker, ensureImage, removeStaleContainers } from '../../core/env/index.ts';
+import { applyCachePolicy, assertDockerReachable, connectDocker, ensureImage, packageSources, removeStaleContainers } from '../../core/env/index.ts';
 import { errorMessage } from '../../core/foundation/errors.ts';
 import type { ExtractedChain } from '../../core/foundation/model/extracted.ts';
 import type { StageContext } from '../../core/foundation/stage.ts';
@@ -40,7 +40,7 @@ export class LocalChains {
     // Containers without a service outlive their chain: the next chain of the era reuses a warm one.
     const work = await ChainWork.open({
       repo: ctx.repo, repoDir: ctx.repoDir, validate: cfg, discover: ctx.config.discover, sourceSettings: sourceSettings(ctx.config, ctx.secrets),
-      images, docker, log: ctx.log, poolSize: cfg.jobs,
+      images, packages: packageSources(ctx.config, ctx.secrets), docker, log: ctx.log, poolSize: cfg.jobs,
     });
     return new LocalChains(work, docker, todo, ctx);
   }

@@ -24,8 +24,8 @@ export type RecheckResult = { instance_id: string; wallMs: number } & (
   | {
       verdict: 'differs';
       sets: SetDifference[];
-      /** `reason` (or null) stored → rerun, when the exclusion changed. */
-      exclusion: { stored: string | null; rerun: string | null } | null;
+      /** `reason` (or null) stored → rerun, when the exclusion changed; the rerun's detail says why (an env failure's run). */
+      exclusion: { stored: string | null; rerun: string | null; rerunDetail: string | null } | null;
       backend: { stored: string; rerun: string } | null;
       /** How S1 was decided (S1Decision) stored → rerun, when that changed: the same sets from other evidence do not hold. */
       s1: { stored: S1Decision; rerun: S1Decision } | null;
@@ -63,7 +63,7 @@ export function compareValidated(stored: ValidatedChain, rerun: ValidatedChain):
   }
   const was = stored.excluded?.reason ?? null;
   const now = rerun.excluded?.reason ?? null;
-  const exclusion = was === now ? null : { stored: was, rerun: now };
+  const exclusion = was === now ? null : { stored: was, rerun: now, rerunDetail: rerun.excluded?.detail ?? null };
   const backend = stored.db_backend === rerun.db_backend ? null : { stored: stored.db_backend, rerun: rerun.db_backend };
   const [s1Was, s1Now] = [s1Decision(stored), s1Decision(rerun)];
   const s1 = s1Was === s1Now ? null : { stored: s1Was, rerun: s1Now };

@@ -9,7 +9,7 @@
 import type Docker from 'dockerode';
 import type { Config } from '../../core/foundation/config.ts';
 import { bisectBudget, type BisectBudget } from '../../core/attribution/index.ts';
-import { ChainEnvPool, containerLimits, EnvImages, eraEnvironment, eraTestRules, type EnvironmentOptions, type EraTestRules } from '../../core/env/index.ts';
+import { ChainEnvPool, containerLimits, EnvImages, eraEnvironment, eraTestRules, type EnvironmentOptions, type PackageSources, type EraTestRules } from '../../core/env/index.ts';
 import { contextCollector, type ContextCollector } from '../../core/extract/context.ts';
 import { extractChain, repoShortName } from '../../core/extract/chain.ts';
 import { absoluteGitDir } from '../../core/foundation/git.ts';
@@ -42,6 +42,8 @@ export interface ChainWorkOptions {
   /** The sources a re-extraction reads (credentials from this process's own environment). */
   sourceSettings: SourceSettings;
   images: Pick<Config['images'], 'baseAlias' | 'lockDir'>;
+  /** Where env builds fetch packages (the configuration's). */
+  packages: PackageSources;
   docker: Docker;
   log: Logger;
   /** Warm containers kept across chains: the chains run at once here. */
@@ -63,7 +65,7 @@ export class ChainWork {
   ) {
     this.pool = new ChainEnvPool(opts.docker, opts.poolSize);
     // Builds shared by the chains of one era, failures remembered until this work ends.
-    this.envImages = new EnvImages({ docker: opts.docker, baseAlias: opts.images.baseAlias, lockDir: opts.images.lockDir, log: opts.log });
+    this.envImages = new EnvImages({ docker: opts.docker, baseAlias: opts.images.baseAlias, lockDir: opts.images.lockDir, log: opts.log, sources: opts.packages });
   }
 
   static async open(opts: ChainWorkOptions): Promise<ChainWork> {

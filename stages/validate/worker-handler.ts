@@ -13,7 +13,7 @@ import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { repoDataDir } from '../../core/foundation/artifacts.ts';
 import type { Config, Secrets } from '../../core/foundation/config.ts';
-import { applyCachePolicy, assertDockerReachable, connectDocker, ensureImage, removeStaleContainers } from '../../core/env/index.ts';
+import { applyCachePolicy, assertDockerReachable, connectDocker, ensureImage, packageSources, removeStaleContainers } from '../../core/env/index.ts';
 import { errorMessage } from '../../core/foundation/errors.ts';
 import { fingerprint } from '../../core/foundation/fingerprint.ts';
 import { forwardingNotes } from '../../core/foundation/log.ts';
@@ -78,7 +78,7 @@ export function validateChainHandler(local: { config: Config; secrets: Secrets }
           const settings = sourceSettings({ ...local.config, sources: job.config.sources }, local.secrets);
           return ChainWork.open({
             repo: { name: job.repo, clone }, repoDir: repoDataDir(ctx.dataDir, job.repo), validate: job.config.validate, discover: job.config.discover,
-            sourceSettings: settings, images, docker, log: ctx.log, poolSize: local.config.queue.concurrency,
+            sourceSettings: settings, images, packages: packageSources(local.config, local.secrets), docker, log: ctx.log, poolSize: local.config.queue.concurrency,
           });
         },
         (w) => w.close(),

@@ -21,7 +21,7 @@ import { ENV_REPOSITORY, envImageKey, envImageTag } from './key.ts';
 import { touchImage } from './cache.ts';
 import { inspectImage, logLine } from './docker-image.ts';
 import { formatDuration } from '../../foundation/progress.ts';
-import type { EnvImageRequest, EnvImageResult } from './types.ts';
+import type { EnvImageRequest, EnvImageResult, PackageSources } from './types.ts';
 import { pipSources, type PipSources } from './pip-sources.ts';
 
 export type { EnvCommon, EnvImageRequest, EnvImageResult } from './types.ts';
@@ -34,6 +34,8 @@ export interface EnvImagesOptions {
   lockDir?: string | null;
   /** Progress lines of base builds. */
   log?: BuildLog;
+  /** Where builds fetch packages (default: the host npm's registry and token, no Go proxy). */
+  sources?: PackageSources;
 }
 
 function defaultLogDir(): string {

@@ -26,6 +26,22 @@ export interface EnvImageRequest {
   signal?: AbortSignal;
 }
 
+/**
+ * Where env builds fetch packages from, as the configuration says (settings `packages.*`, secrets npmToken
+ * and goProxy). None of it keys an image: lockfiles and go.sum pin what is fetched. It reaches a build only
+ * as the variables of the step that downloads, never an image layer, a log or a row.
+ */
+export interface PackageSources {
+  /** The npm registry (no credentials); null: the host npm's `registry`. */
+  npmRegistry: string | null;
+  /** That registry's token; null: the host npmrc's for it, if any. */
+  npmToken: string | null;
+  /** GOPROXY of `go mod download`; null: modules only from vendor/ (GOPROXY=off). */
+  goProxy: string | null;
+  /** GOFLAGS of that download. */
+  goFlags: string | null;
+}
+
 /** What an env build container is held to: its install step runs the repository's own code (setup.py, build backends). */
 export interface EnvBuildLimits {
   /** Memory, swap included (MemorySwap = Memory). */

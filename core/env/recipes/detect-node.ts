@@ -1,7 +1,7 @@
 /**
  * Install candidates for a JavaScript/TypeScript project (package.json at the root, no Python project), read
  * from the commit alone: which test runner (jest, vitest, mocha) its `test` / `test:unit` scripts run
- * (following `npm run x`, `yarn x`, `run-s x`), then what its CI workflows run, then which of them its
+ * (following `npm run x`, `yarn x`, `run-s x`), then what its CI workflows and its Makefile's test targets run, then which of them its
  * dependencies install; which Node majors (node-era.ts); which package manager (its lockfile's). One
  * candidate per (Node major, runner), the preferred Node first and, on each, the runners in that order:
  * candidates of one Node differ only in the runner, so a wrong runner costs a probe run on an image much
@@ -32,6 +32,8 @@ export interface NodeProject {
   lockfiles: Partial<Record<LockfileName, string>>;
   /** The texts of .github/workflows/*.yml. */
   workflows: string[];
+  /** The text of the root Makefile (GNUmakefile, makefile, Makefile: the first make reads). */
+  makefile?: string;
   /** The commit's date (ISO 8601). */
   commitDate: string;
 }
@@ -53,6 +55,7 @@ export async function readNodeProject(clone: string, commit: string, paths: read
     nodeVersion: await read('.node-version'),
     lockfiles,
     workflows,
+    makefile: (await read('GNUmakefile')) ?? (await read('makefile')) ?? (await read('Makefile')),
     commitDate: (await git(clone, ['show', '-s', '--format=%cI', '--end-of-options', commit])).trim(),
   };
 }
@@ -111,8 +114,49 @@ function workflowCommands(text: string): string[] {
   return out;
 }
 
+/** Make targets that run a project's tests. */
+const MAKE_TEST_TARGETS = ['test', 'tests', 'check', 'test-unit', 'unit'] as const;
+
+/**
+ * The commands of a Makefile's test targets, with those of the targets they depend on (a few levels):
+ * recipe lines (a tab first) under `target: prerequisites`, `@`/`-` prefixes dropped.
+ */
+export function makeTestCommands(text: string): Array<{ target: string; command: string }> {
+  const rules = new Map<string, { deps: string[]; commands: string[] }>();
+  let current: Array<{ deps: string[]; commands: string[] }> = [];
+  for (const line of text.replace(/\\\n\s*/g, ' ').split('\n')) {
+    if (line.startsWith('\t')) {
+      const cmd = line.trim().replace(/^[@+-]+/, '').replace(/\s+/g, ' ').trim();
+      if (cmd) for (const r of current) r.commands.push(cmd);
+      continue;
+    }
+    if (/^\s*(#|$)/.test(line)) continue;
+    const m = /^([A-Za-z0-9_.\/ -]+?)\s*::?(?!=)\s*([^=;#]*)(?:;([^#]*))?(?:#.*)?$/.exec(line);
+    current = [];
+    if (!m) continue;
+    for (const t of m[1]!.trim().split(/\s+/)) {
+      const r = rules.get(t) ?? { deps: [], commands: [] };
+      r.deps.push(...m[2]!.trim().split(/\s+/).filter(Boolean));
+      if (m[3]?.trim()) r.commands.push(m[3].trim());
+      rules.set(t, r);
+      current.push(r);
+    }
+  }
+  const out: Array<{ target: string; command: string }> = [];
+  const seen = new Set<string>();
+  const visit = (target: string, depth: number): void => {
+    const r = rules.get(target);
+    if (!r || seen.has(target) || depth > 4) return;
+    seen.add(target);
+    for (const command of r.commands) out.push({ target, command });
+    for (const d of r.deps) visit(d, depth + 1);
+  };
+  for (const t of MAKE_TEST_TARGETS) visit(t, 0);
+  return out;
+}
+
 /** Each runner the project may use, best first, with why. */
-export function detectRunners(p: Pick<NodeProject, 'packageJson' | 'workflows'>): Array<{ tool: JsTool; why: string }> {
+export function detectRunners(p: Pick<NodeProject, 'packageJson' | 'workflows' | 'makefile'>): Array<{ tool: JsTool; why: string }> {
   const scripts = (typeof p.packageJson.scripts === 'object' && p.packageJson.scripts !== null ? p.packageJson.scripts : {}) as Record<string, unknown>;
   const found: Array<{ tool: JsTool; why: string }> = [];
   const add = (tools: readonly JsTool[], why: string): void => {
@@ -122,6 +166,10 @@ export function detectRunners(p: Pick<NodeProject, 'packageJson' | 'workflows'>)
   for (const cmd of p.workflows.flatMap(workflowCommands)) {
     add(toolsIn(cmd), `CI workflow: ${cmd}`);
     for (const s of scriptsRun(cmd, scripts)) add(toolsOfScript(s, scripts), `CI workflow: ${cmd}`);
+  }
+  for (const { target, command } of makeTestCommands(p.makefile ?? '')) {
+    add(toolsIn(command), `Makefile ${target}: ${command}`);
+    for (const s of scriptsRun(command, scripts)) add(toolsOfScript(s, scripts), `Makefile ${target}: ${command}`);
   }
   const deps = { ...(p.packageJson.dependencies ?? {}), ...(p.packageJson.devDependencies ?? {}) };
   add(JS_TOOLS.filter((t) => t in deps), 'package.json devDependencies');

@@ -16,7 +16,7 @@ import { clientError } from '../../../core/env/image/build.ts';
 import { fetchNodeTools, resolveNodeTools, tarballName, type NodeTools, type RunNpm } from '../../../core/env/image/node-dist.ts';
 import { nerfDart, npmSources, tokenFor } from '../../../core/env/image/npm-sources.ts';
 import { detectCandidates } from '../../../core/env/recipes/detect.ts';
-import { detectRunners, NODE_DEPENDENCY_FILES, toolsIn } from '../../../core/env/recipes/detect-node.ts';
+import { detectRunners, makeTestCommands, NODE_DEPENDENCY_FILES, toolsIn } from '../../../core/env/recipes/detect-node.ts';
 import { loadRecipe } from '../../../core/env/recipes/load.ts';
 import { ltsAt, nodeEra, packageManagerFor, pickLockfile, readPin, type PackageJson } from '../../../core/env/recipes/node-era.ts';
 import { RecipeSchema } from '../../../core/env/recipes/schema.ts';
@@ -115,6 +115,34 @@ describe('detection of a JavaScript project (detect-node.ts)', () => {
       ['mocha', 'CI workflow: yarn test:ci'],
       ['jest', 'package.json devDependencies'],
     ]);
+  });
+
+  it("a Makefile's test targets (and what they depend on) come after the workflows, before the installed runners", () => {
+    const makefile = [
+      'NODE_BIN := ./node_modules/.bin',
+      '.PHONY: test lint unit',
+      'test: lint unit ## all checks',
+      'lint:',
+      '\t@$(NODE_BIN)/eslint lib',
+      'unit: build',
+      '\t-$(NODE_BIN)/mocha --require test/setup.js \\',
+      '\t  test/unit',
+      'build:',
+      '\tnpm run compile',
+      'release: ; npm publish',
+      '',
+    ].join('\n');
+    expect(makeTestCommands(makefile)).toEqual([
+      { target: 'lint', command: '$(NODE_BIN)/eslint lib' },
+      { target: 'unit', command: '$(NODE_BIN)/mocha --require test/setup.js test/unit' },
+      { target: 'build', command: 'npm run compile' },
+    ]);
+    const runners = detectRunners({ packageJson: { scripts: { compile: 'tsc' }, devDependencies: { jest: '^29', mocha: '^10' } }, workflows: ['jobs:\n  t:\n    steps:\n      - run: make test\n'], makefile });
+    expect(runners.map((r) => [r.tool, r.why])).toEqual([
+      ['mocha', 'Makefile unit: $(NODE_BIN)/mocha --require test/setup.js test/unit'],
+      ['jest', 'package.json devDependencies'],
+    ]);
+    expect(makeTestCommands('all:\n\tjest\nFOO := test: x\n')).toEqual([]);
   });
 
   it('one candidate per (Node major, runner) with the lockfile\'s client; a Python project or no runner stays Python', async () => {

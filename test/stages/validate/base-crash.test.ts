@@ -178,6 +178,12 @@ describe('recheck: how S1 was decided must hold too', () => {
     expect(compareValidated(stored, rerun)).toEqual({ sets: [], exclusion: null, backend: null, s1: { stored: 'base_version', rerun: 'overlay' } });
     expect(compareValidated(stored, stored)).toBeNull();
   });
+
+  it('a rerun that is excluded where the stored row was not says why (its detail)', () => {
+    const stored = validatedChain({});
+    const rerun = validatedChain({ excluded: { reason: 'env_failed_pr1', detail: 'environment install failed at abc: no go1.22', stage: 'validate' } });
+    expect(compareValidated(stored, rerun)?.exclusion).toEqual({ stored: stored.excluded?.reason ?? null, rerun: 'env_failed_pr1', rerunDetail: 'environment install failed at abc: no go1.22' });
+  });
 });
 
 describe('overlayCrash: when S1 is decided on the base version', () => {

@@ -184,6 +184,14 @@ describe('aggregateRuns', () => {
     expect(agg([run({}, { kind: 'no_report', why: 'missing', exitCode: 4, outputTail: 'ERROR: usage' } as Partial<StateRun>)]).outcome.kind).toBe('infra');
   });
 
+  it('a_run_ended_by_the_code_under_tests_process_exit_is_the_chains_crash_with_the_line_that_says_so', () => {
+    const tail = '  console.error\n    process.exit called with "1"\n\n      at process.exit (node_modules/jest-runtime/build/index.js:1)\n\nNode.js v20.20.2';
+    const r = run({}, { kind: 'no_report', why: 'missing', exitCode: 1, outputTail: tail } as Partial<StateRun>);
+    expect(runProblem(r, PYTEST)).toEqual({ kind: 'chain', reason: 'runner_crash', detail: 'the code under test ended the runner: process.exit called with "1"' });
+    const crash = run({}, { kind: 'no_report', why: 'missing', exitCode: 1, outputTail: 'TypeError: x is not a function\n    at y (a.js:1)\n\nNode.js v20.20.2' } as Partial<StateRun>);
+    expect(runProblem(crash, PYTEST)).toMatchObject({ kind: 'infra', reason: 'no_report', detail: expect.stringMatching(/: TypeError: x is not a function$/) });
+  });
+
   it('timeout_is_its_own_status', () => {
     const s = agg([run({}, { kind: 'timeout', durationMs: 600_000 } as Partial<StateRun>)]);
     expect(s.outcome).toEqual({ kind: 'infra', reason: 'timeout', detail: 'timed out after 600s' });

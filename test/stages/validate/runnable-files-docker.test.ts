@@ -15,8 +15,8 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../../core/foundation/config.ts';
-import { connectDocker, DEFAULT_BASE_ALIAS, ensureImage, isDockerReachable, planTestFiles, runnableTestFiles, type EraEnv } from '../../../core/env/index.ts';
+import { loadConfig, NO_SECRETS } from '../../../core/foundation/config.ts';
+import { connectDocker, DEFAULT_BASE_ALIAS, ensureImage, isDockerReachable, packageSources, planTestFiles, runnableTestFiles, type EraEnv } from '../../../core/env/index.ts';
 import { djangoRunner } from '../../../core/env/runners/django/index.ts';
 import { pytestRunner } from '../../../core/env/runners/pytest/index.ts';
 import { RecipeSchema } from '../../../core/env/recipes/schema.ts';
@@ -224,7 +224,7 @@ describe('ChainWork.run: a chain whose tests run nowhere here is excluded from i
     const config = loadConfig({ FORESIGHT_OFFLINE: '1', FORESIGHT_ATTRIBUTION: 'off' });
     const work = await ChainWork.open({
       repo: { name: 'django/django', clone: repo.dir }, repoDir: join(dataRoot, 'django__django'), validate: config.validate, discover: config.discover,
-      sourceSettings: {}, images: config.images, docker: untouchedDocker, log: silentLogger, poolSize: 1,
+      sourceSettings: {}, images: config.images, packages: packageSources(config, NO_SECRETS), docker: untouchedDocker, log: silentLogger, poolSize: 1,
     });
     const chain = ExtractedChainSchema.parse(validatedChain({ pr1_head: pr1, pr2_head: pr2, pr1_test_files: ['js_tests/admin/actions.test.js'], anticipation_test_files: ['tests/admin_views/tests.py'] }));
     const out = await work.run(chain, new AbortController().signal);
