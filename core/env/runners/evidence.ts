@@ -12,10 +12,14 @@ export type RunInfraReason = 'timeout' | 'no_report' | 'runner_exit' | 'no_tests
 /** Why a run is not evidence: our infrastructure (`infra`), or the repository's code crashed the runner (`chain`). */
 export type RunProblem = { kind: 'infra'; reason: RunInfraReason; detail: string } | { kind: 'chain'; reason: 'runner_crash'; detail: string };
 
+/** The line that says why: the last `XxxError: …` line or jest's `process.exit called with`, else the last line (node ends a crash with its version). */
 function lastLine(text: string): string {
-  const lines = text.trim().split('\n');
-  return (lines[lines.length - 1] ?? '').slice(0, 300);
+  const lines = text.trim().split('\n').map((l) => l.trim()).filter(Boolean);
+  const why = [...lines].reverse().find((l) => /^[A-Za-z_.]*(Error|Exception)( \[[A-Z_]+\])?: |process\.exit called with/.test(l));
+  return (why ?? lines.at(-1) ?? '').slice(0, 300);
 }
+
+const JEST_EXIT = /process\.exit called with /;
 
 function unreachable(x: never): never {
   throw new Error(`unhandled run kind ${JSON.stringify(x)}`);
@@ -28,6 +32,8 @@ export function runProblem(run: StateRun, exitCodes: Runner['exitCodes']): RunPr
     case 'timeout':
       return infra('timeout', `timed out after ${Math.round(run.durationMs / 1000)}s`);
     case 'no_report':
+      // jest names a process.exit() of the code under test (or its tests) that ended the run: the repository's crash.
+      if (JEST_EXIT.test(run.outputTail)) return { kind: 'chain', reason: 'runner_crash', detail: `the code under test ended the runner: ${lastLine(run.outputTail)}` };
       return infra('no_report', `the test runner produced no report (exit ${run.exitCode ?? 'none'}): ${lastLine(run.outputTail)}`);
     case 'report':
       break;
