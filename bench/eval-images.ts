@@ -43,12 +43,12 @@ const ac = new AbortController();
 // An interrupted grading removes its container (gradeInstance and ensureEvalImage honour the signal).
 for (const sig of ['SIGINT', 'SIGTERM'] as const) process.once(sig, () => ac.abort(new Error(`interrupted by ${sig}`)));
 
-// A test row lacks what its build needs (the PR1 era's env image, the head the recipe is read at): verified has it.
+// A test row lacks what its build needs (the PR1 era's env image, the head the recipe is read at): its verified row has it.
 const VerifiedSchema = z.object({ instance_id: z.string(), repo: z.string(), pr1_head_sha: z.string(), env_image_pr1: z.string() });
 const verifiedPath = join(dataset, 'jsonl', 'verified.jsonl');
 const remedy = 'pass --dataset <the emitted dataset folder> (data/<owner>__<name>/emit/hf)';
 const verified = new Map(
-  (await readJsonLines(verifiedPath, 'the verified split', remedy)).map((l) => {
+  (await readJsonLines(verifiedPath, 'the verified config', remedy)).map((l) => {
     const v = parseLine(VerifiedSchema, l, verifiedPath, remedy);
     return [v.instance_id, v] as const;
   }),

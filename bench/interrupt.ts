@@ -52,7 +52,7 @@ function cli(args: string[], onStderr?: (text: string, child: ReturnType<typeof 
 /** What must not change: the emitted dataset, and the sets and exclusions of every validated chain. */
 async function outputOf(data: string): Promise<string> {
   const dir = join(data, 'demo__minilib');
-  const files = ['emit/hf/jsonl/test.jsonl', 'emit/hf/jsonl/verified.jsonl', 'emit/hf/README.md'];
+  const files = ['emit/hf/jsonl/test.jsonl', 'emit/hf/jsonl/verified.jsonl', 'emit/hf/jsonl/funnel.jsonl', 'emit/hf/README.md'];
   const parts = await Promise.all(files.map(async (f) => `${f}\n${await readFile(join(dir, f), 'utf8')}`));
   const validated = (await readFile(join(dir, 'validate/items.jsonl'), 'utf8'))
     .trim()

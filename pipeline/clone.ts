@@ -37,6 +37,8 @@ export interface EnsureCloneOptions {
   credentials?: string | null;
   /** config discover.offline: no network, so no cloning either. */
   offline?: boolean;
+  /** Clone from this URL instead of gitUrl/owner/name (a campaign's `clone:`). */
+  url?: string;
 }
 
 /**
@@ -51,7 +53,7 @@ export async function ensureClone(opts: EnsureCloneOptions): Promise<string> {
   }
   const path = join(repoDataDir(opts.dataRoot, opts.repo), 'clone');
   if (existsSync(path)) return path;
-  const url = cloneUrl(opts.repo, opts.gitUrl);
+  const url = opts.url ?? cloneUrl(opts.repo, opts.gitUrl);
   if (opts.offline) {
     throw new ForesightError(`no clone of ${opts.repo} at ${path}, and an offline run does not clone ${url}`, {
       remedy: 'pass --clone <path of a local clone>, or run without --offline (FORESIGHT_OFFLINE) to clone it',

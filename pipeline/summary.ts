@@ -15,7 +15,7 @@ const Row = z.object({
   ANTICIPATION_FAIL_TO_PASS: z.string(),
 });
 
-/** A table of the emitted chains, for the terminal. */
+/** A table of the emitted chains (emit's artifact: every chain, the `funnel` rows), for the terminal. */
 export async function summarize(dataRoot: string, repo: string): Promise<string> {
   const dir = stageDir(dataRoot, repo, 'emit');
   const rows = await readJsonl(join(dir, 'items.jsonl'), Row.loose());
@@ -27,14 +27,14 @@ export async function summarize(dataRoot: string, repo: string): Promise<string>
     String(n(r.FAIL_TO_PASS)),
     String(n(r.PASS_TO_PASS)),
     String(n(r.ANTICIPATION_FAIL_TO_PASS)),
-    r.excluded ? `excluded: ${r.exclusion_reason}` : 'in test split',
+    r.excluded ? `excluded: ${r.exclusion_reason}` : 'in test and verified',
   ]);
   const inTest = rows.filter((r) => !r.excluded).length;
   const judged = await judgeTable(dataRoot, repo);
   return [
     ...table(header, body),
     '',
-    `${inTest} chain(s) in the test split, ${rows.length} in verified. Dataset: ${join(dir, 'hf')}`,
+    `${inTest} chain(s) in the test split and the verified config, ${rows.length} in funnel. Dataset: ${join(dir, 'hf')}`,
     ...(judged.length ? ['', ...judged] : []),
   ].join('\n');
 }

@@ -3,7 +3,7 @@
  * files) and the env image built from it. Validate resolves each chain's eras here; emit resolves PR1's
  * era again when the image validation ran in is gone (pruned by another run), so a row is never lost to the cache.
  */
-import type { RecipeMode } from '../foundation/settings.ts';
+import type { LanguageHint, RecipeMode } from '../foundation/settings.ts';
 import { join } from 'node:path';
 import { filesAt, git } from '../foundation/git.ts';
 import type { Logger } from '../foundation/log.ts';
@@ -54,6 +54,8 @@ export interface EnvironmentOptions {
   signal: AbortSignal;
   /** 'detect': ignore shipped recipe files (config `validate.recipes`). */
   recipes?: RecipeMode;
+  /** Which ecosystem recipe detection tries first (config `validate.language`). */
+  language?: LanguageHint;
   /** Limits of the probe run that checks a detected recipe (default: the container defaults). */
   limits?: Partial<ContainerLimits>;
 }
@@ -80,8 +82,8 @@ export interface EraTestRules {
  * no container), or null when the candidates differ in what decides the test files (their runner, `testFiles`
  * or backends): which tests a chain runs is then known only once the era is chosen.
  */
-export async function eraTestRules(opts: Pick<EnvironmentOptions, 'repo' | 'clone' | 'recipes' | 'image' | 'runner'>, commit: string): Promise<EraTestRules | null> {
-  const loaded = await loadRecipe(opts.repo, opts.clone, commit, { recipes: opts.recipes });
+export async function eraTestRules(opts: Pick<EnvironmentOptions, 'repo' | 'clone' | 'recipes' | 'language' | 'image' | 'runner'>, commit: string): Promise<EraTestRules | null> {
+  const loaded = await loadRecipe(opts.repo, opts.clone, commit, { recipes: opts.recipes, language: opts.language });
   if (opts.image) {
     const runner = getRunner(opts.runner);
     return { recipe: { ...loaded.recipe, runner: runner.name as Recipe['runner'] }, runner };
@@ -125,7 +127,7 @@ const choicesOf = new WeakMap<EnvImages, EnvChoices>();
  * its own (the remaining candidates' keys), unchecked: the run that showed it is run again there, which is its check.
  */
 export async function eraEnvironment(opts: EnvironmentOptions, commit: string, testFiles?: readonly string[], without: readonly string[] = []): Promise<EraEnv> {
-  const loaded = await loadRecipe(opts.repo, opts.clone, commit, { recipes: opts.recipes });
+  const loaded = await loadRecipe(opts.repo, opts.clone, commit, { recipes: opts.recipes, language: opts.language });
   const { recipe } = loaded;
   if (opts.image) {
     const runner = getRunner(opts.runner);

@@ -27,11 +27,13 @@ export const EVAL_HISTORIES = ['full', 'depth1'] as const;
 export type EvalHistory = (typeof EVAL_HISTORIES)[number];
 export const JUDGE_PROVIDERS = ['rules', 'openai'] as const;
 export type JudgeProvider = (typeof JUDGE_PROVIDERS)[number];
+export const LANGUAGE_HINTS = ['auto', 'python', 'javascript', 'typescript', 'go'] as const;
+export type LanguageHint = (typeof LANGUAGE_HINTS)[number];
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
 export const LOG_FORMATS = ['text', 'json'] as const;
 
 /** The commands that take settings from flags (`foresight stages` and `report` take none). */
-export const COMMANDS = ['run', ...STAGES, 'demo', 'push-images', 'summary', 'recheck', 'szz-eval', 'eval', 'worker', 'publish'] as const;
+export const COMMANDS = ['run', ...STAGES, 'demo', 'push-images', 'summary', 'recheck', 'szz-eval', 'eval', 'worker', 'publish', 'campaign', 'campaign-emit', 'release'] as const;
 export type Command = (typeof COMMANDS)[number];
 
 export interface Setting {
@@ -68,14 +70,14 @@ const date = () => ({ schema: z.string().nullable().default(null), parse: parseI
 const present = () => ({ schema: z.boolean().default(false), parse: () => true });
 
 // Which commands a flag applies to.
-const LOGGING = ['run', ...STAGES, 'demo', 'push-images', 'recheck', 'szz-eval', 'eval', 'worker', 'publish'] as const;
-const CLONING = ['run', ...STAGES, 'push-images', 'recheck'] as const;
+const LOGGING = ['run', ...STAGES, 'demo', 'push-images', 'recheck', 'szz-eval', 'eval', 'worker', 'publish', 'campaign', 'campaign-emit', 'release'] as const;
+const CLONING = ['run', ...STAGES, 'push-images', 'recheck', 'campaign', 'release'] as const;
 
 /** Keyed by the path in Config (`secrets.*`: in Secrets); Config's keys keep this order. */
 export const SETTINGS = {
   data: {
     env: 'FORESIGHT_DATA',
-    flag: { spec: '--data <dir>', commands: ['run', ...STAGES, 'demo', 'push-images', 'summary', 'recheck', 'szz-eval', 'worker', 'publish'] },
+    flag: { spec: '--data <dir>', commands: ['run', ...STAGES, 'demo', 'push-images', 'summary', 'recheck', 'szz-eval', 'worker', 'publish', 'campaign', 'campaign-emit', 'release'] },
     ...text('data'),
     doc: "artifact root: `<data>/<owner>__<name>/` holds a repository's clone, log and stages",
   },
@@ -112,6 +114,16 @@ export const SETTINGS = {
   },
   'discover.since': { env: 'FORESIGHT_SINCE', flag: { spec: '--since <date>', commands: ['run', 'discover', 'szz', 'szz-eval'] }, ...date(), doc: 'only fixes merged on or after this ISO date' },
   'discover.until': { env: 'FORESIGHT_UNTIL', flag: { spec: '--until <date>', commands: ['run', 'discover', 'szz', 'szz-eval'] }, ...date(), doc: 'only fixes merged before this ISO date' },
+  // Derived: a release's starting point in a repository, the head the previous release mined.
+  'discover.after': {
+    schema: z.string().nullable().default(null),
+    doc: 'only fixes merged after this commit (the mainline commits of `after..branch`): a release mines the history since the previous one',
+  },
+  // Derived: a campaign's windows of a repository (fixes merged in any of them, and in since/until).
+  'discover.windows': {
+    schema: z.array(z.object({ since: z.string().nullable(), until: z.string().nullable() }).strict()).default([]),
+    doc: "a campaign's windows `[since, until)` of a repository: fixes merged in any of them",
+  },
   'sources.githubApiUrl': { env: 'FORESIGHT_GITHUB_API_URL', schema: z.string().default('https://api.github.com'), parse: httpUrl, doc: 'the GitHub API; GraphQL at `<base>/graphql`' },
   'secrets.githubToken': { env: 'GITHUB_TOKEN', secret: true, redactAlso: ['GH_TOKEN'], doc: 'enables the GitHub source: PRs, cross-references, issues, discussion' },
   'sources.tracUrl': { env: 'FORESIGHT_TRAC_URL', ...maybeText(), doc: 'a Trac site, e.g. `https://code.djangoproject.com`: tickets, comments, report dates' },
@@ -122,7 +134,7 @@ export const SETTINGS = {
   'szz.concurrency': { env: 'FORESIGHT_SZZ_CONCURRENCY', ...whole(1, 4), doc: 'blame jobs at once' },
   'validate.image': { env: 'FORESIGHT_IMAGE', ...maybeText(), doc: 'one image for every chain instead of the env images built from recipes' },
   'validate.runner': { env: 'FORESIGHT_RUNNER', ...text('pytest'), doc: 'the runner in `FORESIGHT_IMAGE`; a recipe names its own' },
-  'validate.runs': { env: 'FORESIGHT_RUNS', flag: { spec: '--runs <n>', commands: ['run', 'validate', 'demo', 'recheck'] }, ...whole(1, 3), doc: 'runs of each test state: a test whose outcome changes is flaky' },
+  'validate.runs': { env: 'FORESIGHT_RUNS', flag: { spec: '--runs <n>', commands: ['run', 'validate', 'demo', 'recheck', 'campaign', 'release'] }, ...whole(1, 3), doc: 'runs of each test state: a test whose outcome changes is flaky' },
   'validate.repeat': {
     env: 'FORESIGHT_REPEAT',
     ...choice(REPEAT_STRATEGIES, 'candidates'),
@@ -135,13 +147,18 @@ export const SETTINGS = {
   },
   'validate.bisectMaxProbes': { env: 'FORESIGHT_BISECT_MAX_PROBES', ...whole(1, BISECT_DEFAULTS.maxProbes), doc: "the bisection's probes per chain, or per oracle fix" },
   'validate.bisectGoodEndProbes': { env: 'FORESIGHT_BISECT_GOOD_END_PROBES', ...whole(1, BISECT_DEFAULTS.maxGoodEndProbes), doc: 'of those, the most spent looking back for a commit where the tests pass' },
-  'validate.jobs': { env: 'FORESIGHT_JOBS', flag: { spec: '--jobs <n>', commands: ['run', 'validate', 'demo', 'eval', 'szz-eval'] }, ...whole(1, 1), doc: 'chains validated at once; `eval`: instances graded, `szz-eval --execute`: fixes run' },
+  'validate.jobs': { env: 'FORESIGHT_JOBS', flag: { spec: '--jobs <n>', commands: ['run', 'validate', 'demo', 'eval', 'szz-eval', 'campaign', 'release'] }, ...whole(1, 1), doc: 'chains validated at once; `eval`: instances graded, `szz-eval --execute`: fixes run' },
   'validate.timeoutSec': { env: 'FORESIGHT_TIMEOUT_SEC', ...whole(1, 600), doc: 'timeout of one test run, in seconds' },
   'validate.memoryMiB': { env: 'FORESIGHT_MEMORY_MIB', ...whole(1, 2048), doc: "a test container's memory limit (and memory + swap limit), in MiB" },
   'validate.pidsLimit': { env: 'FORESIGHT_PIDS_LIMIT', ...whole(1, 512), doc: "a test container's process limit" },
   'validate.cpus': { env: 'FORESIGHT_CPUS', schema: z.number().positive().default(1), parse: positive, doc: "a test container's CPUs" },
   'validate.diskMiB': { env: 'FORESIGHT_DISK_MIB', ...whole(1, 2048), doc: "size of the tmpfs at `/tmp`, a test container's only writable place, in MiB; RAM, so it counts toward the memory limit" },
   'validate.recipes': { env: 'FORESIGHT_RECIPES', ...choice(RECIPE_MODES, 'shipped'), doc: "`shipped`: a repository's recipe file when there is one; `detect`: always detect the install, to measure detection" },
+  'validate.language': {
+    env: 'FORESIGHT_LANGUAGE',
+    ...choice(LANGUAGE_HINTS, 'auto'),
+    doc: "which ecosystem recipe detection tries first where a commit has several (go.mod, package.json, a Python project): `auto` decides from the files",
+  },
   // images.*: which Docker images are kept and where builds coordinate; only registry and evalHistory change a stage's result (emit's).
   'images.cache': {
     env: 'FORESIGHT_IMAGE_CACHE',
@@ -197,7 +214,7 @@ export const SETTINGS = {
   'publish.pyVenv': { env: 'FORESIGHT_PY_VENV', ...text('.venv-test'), doc: "`foresight publish`: a venv whose python must load the files with `datasets` first (`scripts/setup-python.sh` makes it; else `python3` on PATH)" },
   'queue.url': {
     env: 'FORESIGHT_QUEUE',
-    flag: { spec: '--queue <redis://host:port>', commands: ['run', 'validate', 'demo', 'worker'] },
+    flag: { spec: '--queue <redis://host:port>', commands: ['run', 'validate', 'demo', 'worker', 'campaign', 'release'] },
     schema: z.string().nullable().default(null),
     parse: (o: Origin, v: string) => redisUrl(o, v.trim()),
     doc: '`redis://HOST:PORT`: validate runs each chain as a job there, on `foresight worker`s',

@@ -9,6 +9,8 @@ import { ENVIRONMENT, helpTable, plain, ROOT_HELP } from './help.ts';
 
 /** The settings `publish` reads from the environment, as the settings table describes them. */
 const PUBLISH_ENVIRONMENT = ENVIRONMENT.filter(([name]) => ['HF_TOKEN', 'HF_ENDPOINT', 'FORESIGHT_PY_VENV'].includes(name));
+import { campaignEmitCommand, campaignRunCommand, releaseCommand, type CampaignRunOpts, type ReleaseOpts } from './campaign.ts';
+import { CAMPAIGN_EXAMPLE } from './help.ts';
 import { publishCommand } from './publish.ts';
 import { recheckCommand, type RecheckOpts } from './recheck.ts';
 import { reportCommand } from './report.ts';
@@ -109,11 +111,42 @@ Examples:
     .requiredOption('--dataset <dir>', 'the emitted dataset folder (holds jsonl/<split>.jsonl)')
     .option('--predictions <file>', 'SWE-bench predictions, as JSONL or one JSON list (instance_id, model_name_or_path, model_patch)')
     .option('--gold', "grade each row's own patch (PR1's source diff): X must be 100%, Y 0%")
-    .addOption(new Option('--split <name>', 'which rows to grade (verified: its gradeable rows)').choices(SPLITS).default('test'))
-    .option('--out <file>', 'where the JSON report goes (default <dataset>/eval/<run>/report.json)'),
+    .addOption(new Option('--split <name>', 'which rows to grade (verified, funnel: their gradeable rows)').choices(SPLITS).default('test'))
+    .option('--merged-after <date>', "grade only rows whose PR1 merged (created_at) on or after this ISO date (2024-06-01 is midnight UTC), e.g. the model's training cutoff: the others are not run, and the report says how many were left out")
+    .option('--out <file>', 'where the JSON report goes (default <dataset>/eval/<run>/report.json; report-merged-after-<date>.json with --merged-after)'),
     'eval',
     { jobs: 'instances graded at once' },
   ).action(async (o: EvalOpts) => evaluate(o));
+  const campaign = program
+    .command('campaign')
+    .description('mine many repositories into one dataset: a campaign file (YAML) lists them, with their windows and options')
+    .addHelpText('after', `\nExample campaign file (README: "Campaigns and releases"):\n${CAMPAIGN_EXAMPLE}`);
+  withSettings(
+    campaign
+      .command('run')
+      .description("mine each repository of the campaign in turn (per-repository artifacts and caches as `foresight run`'s); exit 1 when any failed")
+      .argument('<file>', 'the campaign file')
+      .option('--repos <owner/name,...>', 'only these repositories of the file')
+      .option('--force', 'rerun even when inputs are unchanged'),
+    'campaign',
+    { jobs: "chains validated at once, per repository", queue: "validate each repository's chains on the workers of this queue" },
+  ).action(async (file: string, o: CampaignRunOpts) => campaignRunCommand(file, o));
+  withSettings(
+    campaign.command('emit').description("one dataset from every repository's emitted rows: <data>/campaigns/<name>/hf").argument('<file>', 'the campaign file'),
+    'campaign-emit',
+  ).action(async (file: string, o: Flags) => campaignEmitCommand(file, o));
+  withSettings(
+    program
+      .command('release')
+      .description("the next release of a campaign's dataset: only the history after the previous release is mined, its rows are validated again (kept, re-used or excluded with the reason), and a split of this release is added beside the earlier ones, which stay as published")
+      .requiredOption('--campaign <file>', 'the campaign file')
+      .requiredOption('--name <name>', 'the release: the split it adds to verified and funnel, and the hub tag (letters, digits, _), e.g. r2026_01')
+      .requiredOption('--previous <dir|owner/name>', 'the previous release: its dataset folder, or the hub repository it was published to (downloaded; HF_ENDPOINT, HF_TOKEN)'),
+    'release',
+    { jobs: 'chains validated at once, per repository', queue: "validate each repository's chains on the workers of this queue" },
+  )
+    .addHelpText('after', '\nExample:\n  $ foresight release --campaign spring.yaml --name r2026_06 --previous my-org/fix-chains\n  $ foresight publish --repo-id my-org/fix-chains --dataset data/campaigns/spring-2026/releases/r2026_06/hf --tag r2026_06')
+    .action(async (o: ReleaseOpts) => releaseCommand(o));
   withRepo(program.command('push-images').description('push the eval images to a registry and name the pushed references in the emitted rows (reruns emit)'), 'push-images', { force: false })
     .action(async (o: CommonOpts) => execute('push-images', o, { push: true }));
   withRepo(program.command('summary').description('print the emitted chains'), 'summary', { clone: false, force: false }).action(async (o: CommonOpts) => summaryCommand(o));
@@ -137,7 +170,9 @@ Examples:
       .option('--private', 'create the repository private (an existing one keeps its visibility)')
       .option('--dry-run', 'print the exact operations (repository, files, sizes, LFS) and change nothing; offline: the hub is not asked, the plan is made against an empty repository unless --remote says otherwise')
       .option('--remote <hub|dir>', 'with --dry-run: plan against the repository read from the hub (hub; sends HF_TOKEN when set), or against a local copy of it (a folder: git clone, huggingface-cli download --local-dir, or a hub cache snapshot)')
-      .option('--revision <branch>', 'the branch to commit to', 'main'),
+      .option('--revision <branch>', 'the branch to commit to', 'main')
+      .option('--tag <name>', "tag the published revision with this name (a release's)")
+      .option('--replace <config,...>', 'published configs this publish may rewrite (test for data/, else the folder name); any other rewrite is refused'),
     'publish',
     { data: 'artifact root, with --repo', quiet: 'no log lines on the terminal (the plan is still printed)' },
   )

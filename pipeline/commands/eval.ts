@@ -1,6 +1,6 @@
 import { existsSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
-import type { Flags } from '../../core/foundation/config.ts';
+import { parseIsoDate, type Flags } from '../../core/foundation/config.ts';
 import { assertDockerReachable, connectDocker, removeStaleContainers } from '../../core/env/index.ts';
 import { ForesightError } from '../../core/foundation/errors.ts';
 import { createLogger } from '../../core/foundation/log.ts';
@@ -14,6 +14,8 @@ export interface EvalOpts extends Flags {
   gold?: boolean;
   split: Split;
   out?: string;
+  /** An ISO date: grade only the rows whose PR1 merged on or after it. */
+  mergedAfter?: string;
 }
 
 /** `foresight eval`: grade predictions (or the gold patches) on an emitted dataset, print the table; exit 0 when it ran. */
@@ -23,6 +25,8 @@ export async function evaluate(opts: EvalOpts): Promise<void> {
       remedy: 'pass --predictions preds.jsonl (SWE-bench format) to grade an agent, or --gold to grade each row\'s own patch',
     });
   }
+  // Checked before Docker is reached: a bad date costs nothing.
+  const mergedAfter = opts.mergedAfter === undefined ? null : parseIsoDate({ name: '--merged-after', flag: true }, opts.mergedAfter);
   const { config } = settings('eval', opts);
   const log = createLogger(config.log);
   const dataset = resolve(opts.dataset);
@@ -42,6 +46,7 @@ export async function evaluate(opts: EvalOpts): Promise<void> {
       predictions: opts.gold ? 'gold' : { path: resolve(opts.predictions!) },
       jobs: cfg.jobs,
       out: opts.out ?? null,
+      mergedAfter,
       docker,
       limits: gradeLimits(cfg),
       log,

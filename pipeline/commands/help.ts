@@ -31,6 +31,24 @@ export const EXAMPLES: ReadonlyArray<readonly [string, string]> = [
   ['foresight stages', 'the stages in order and the fingerprint of their code'],
 ];
 
+/** A campaign file, as `foresight campaign --help` and the README show it. */
+export const CAMPAIGN_EXAMPLE = `  name: spring-2026                  # <data>/campaigns/spring-2026/
+  title: Fix-chains of three projects
+  repos:
+    - repo: django/django
+      clone: ../src/django            # a local clone (relative to this file) or a git URL
+      units: commits
+      tracker: trac
+      trac_url: https://code.djangoproject.com
+      windows:
+        - { since: 2023-05-01, until: 2023-08-01 }
+    - repo: go-chi/chi
+      language: go                    # which ecosystem recipe detection tries first
+      windows:
+        - { since: 2024-01-01 }
+    - repo: unjs/ufo
+      recipes: detect                 # shipped (default) or detect`;
+
 export const ROOT_HELP = `
 Examples:
 ${EXAMPLES.map(([cmd, what]) => `  $ ${cmd}\n      ${what}`).join('\n')}

@@ -9,6 +9,7 @@
  */
 import { z } from 'zod';
 import type { GradeResult, Score } from '../../core/env/index.ts';
+import { shownDate } from './rows.ts';
 
 const ScoreSchema = z.discriminatedUnion('kind', [
   z.object({
@@ -94,6 +95,12 @@ export interface EvalReport {
   finished_at: string;
   aggregate: EvalAggregate;
   instances: InstanceReport[];
+  /**
+   * `--merged-after`: the rows of the split whose PR1 merged before `date` (an ISO instant) were left out, `left_out`
+   * of `of`, with `predictions_left_out` predictions for them; everything else in the report is over the rows left. Null without the
+   * flag (absent from reports of an older foresight).
+   */
+  merged_after?: { date: string; left_out: number; of: number; predictions_left_out: number; instances: string[] } | null;
   /** Rows not graded, and why. */
   skipped: { no_prediction: string[]; not_gradeable: string[] };
   /** Instances whose grading failed for a reason outside the patch (e.g. the eval image is missing): regraded by a rerun. */
@@ -191,7 +198,13 @@ export function formatReport(report: EvalReport): string {
   const all = [head, ...rows, foot];
   const widths = head.map((_, c) => Math.max(...all.map((r) => r[c]!.length)));
   const line = (r: string[]): string => r.map((v, c) => v.padEnd(widths[c]!)).join('  ').trimEnd();
-  const out = [`${report.run}: ${report.split} split of ${report.dataset}`, line(head), ...rows.map(line), line(foot)];
+  const out = [`${report.run}: ${report.split} split of ${report.dataset}`];
+  const w = report.merged_after;
+  if (w) {
+    const preds = w.predictions_left_out ? `, ${w.predictions_left_out} prediction(s) for them not graded` : '';
+    out.push(`--merged-after ${shownDate(w.date)}: ${w.left_out} of ${w.of} row(s) left out (PR1 merged before it)${preds}; X, Y and gap are over the ${w.of - w.left_out} left`);
+  }
+  out.push(line(head), ...rows.map(line), line(foot));
   out.push(`${a.submitted} of ${a.total} submitted (the means count every instance; one without a prediction scores 0)`);
   out.push(
     `${a.instances} graded, ${a.patch_failed} patch(es) did not apply (scored 0), ${a.no_evidence_under_patch} whose runs were no evidence under the patch (scored 0), ` +

@@ -1,14 +1,16 @@
 /**
  * The rows `foresight eval` grades: `<dataset>/jsonl/<split>.jsonl` of an emitted dataset. List fields
  * are JSON-encoded strings (the dataset card); `grading_bundle` is a JSON string (core/env/container/grade.ts).
- * In `verified` only gradeable rows carry what grading needs; the others are listed and skipped.
+ * In `verified` and `funnel` only gradeable rows carry what grading needs; the others are listed and skipped.
  */
 import { join } from 'node:path';
 import { z } from 'zod';
 import { backends, DEFAULT_BACKEND, GradingBundleSchema, runners } from '../../core/env/index.ts';
-import { parseLine, readJsonLines } from './read-jsonl.ts';
+import { ForesightError } from '../../core/foundation/errors.ts';
+import { parseIsoDate } from '../../core/foundation/config.ts';
+import { parseLine, readJsonLines, type JsonlLine } from './read-jsonl.ts';
 
-export const SPLITS = ['test', 'verified'] as const;
+export const SPLITS = ['test', 'verified', 'funnel'] as const;
 export type Split = (typeof SPLITS)[number];
 
 /** A JSON-encoded value inside a string column, checked with `schema`. */
@@ -52,10 +54,23 @@ export interface DatasetRows {
   path: string;
   /** The rows to grade. */
   rows: EvalRow[];
-  /** Rows of `verified` that are not gradeable: never graded. */
+  /** Rows of `verified` or `funnel` that are not gradeable: never graded. */
   notGradeable: string[];
   /** Every instance id of the split (a prediction naming another is an error). */
   ids: Set<string>;
+  /** What `--merged-after` left out; null without it. */
+  window: MergedAfter | null;
+}
+
+/** The rows `--merged-after` left out: PR1 merged before `date`. They are neither graded nor listed as not gradeable. */
+export interface MergedAfter {
+  /** The flag's date, an ISO instant in UTC. */
+  date: string;
+  /** Rows of the split before the filter. */
+  of: number;
+  leftOut: string[];
+  /** The gradeable rows among them (their checkpointed grades are kept). */
+  leftOutRows: EvalRow[];
 }
 
 const REMEDY = 'emit the dataset again (foresight emit --force) with a foresight that writes eval rows';
@@ -65,19 +80,63 @@ export function splitPath(dataset: string, split: Split): string {
   return join(dataset, 'jsonl', `${split}.jsonl`);
 }
 
-export async function readRows(dataset: string, split: Split): Promise<DatasetRows> {
+const RowHead = z.object({ instance_id: z.string().min(1), gradeable: z.boolean().optional(), created_at: z.string().optional() });
+
+/**
+ * The split's rows; with `mergedAfter` (an ISO instant) only those whose PR1 merged on or after it. The row's
+ * `created_at` is PR1's merge date (the committer date of its mainline commit, as discover reads it).
+ */
+export async function readRows(dataset: string, split: Split, mergedAfter: string | null = null): Promise<DatasetRows> {
   const path = splitPath(dataset, split);
   const rows: EvalRow[] = [];
   const notGradeable: string[] = [];
   const ids = new Set<string>();
+  const window: MergedAfter | null = mergedAfter === null ? null : { date: mergedAfter, of: 0, leftOut: [], leftOutRows: [] };
+  const from = mergedAfter === null ? 0 : Date.parse(mergedAfter);
+  let newest: { at: number; shown: string; id: string } | null = null;
   for (const l of await readJsonLines(path, `the ${split} split`, `pass --dataset <the emitted dataset folder> (it holds jsonl/${split}.jsonl)`)) {
-    const id = parseLine(z.object({ instance_id: z.string().min(1), gradeable: z.boolean().optional() }), l, path, REMEDY);
-    ids.add(id.instance_id);
-    if (split === 'verified' && id.gradeable !== true) {
-      notGradeable.push(id.instance_id);
+    const head = parseLine(RowHead, l, path, REMEDY);
+    ids.add(head.instance_id);
+    const gradeable = split === 'test' || head.gradeable === true;
+    if (window) {
+      window.of++;
+      const at = mergeTime(head.created_at, l, path);
+      if (!newest || at > newest.at) newest = { at, shown: head.created_at!, id: head.instance_id };
+      if (at < from) {
+        window.leftOut.push(head.instance_id);
+        if (gradeable) window.leftOutRows.push(parseLine(EvalRowSchema, l, path, REMEDY));
+        continue;
+      }
+    }
+    if (!gradeable) {
+      notGradeable.push(head.instance_id);
       continue;
     }
     rows.push(parseLine(EvalRowSchema, l, path, REMEDY));
   }
-  return { path, rows, notGradeable, ids };
+  if (window && window.leftOut.length === window.of) {
+    const day = newest ? new Date(newest.at).toISOString().slice(0, 10) : null;
+    throw new ForesightError(
+      `--merged-after ${shownDate(window.date)} leaves no row of the ${split} split: ${newest ? `its newest PR1 merged ${newest.shown} (${newest.id})` : `${path} holds no row`}`,
+      { remedy: day ? `pass --merged-after ${day} or earlier, or leave the flag out to grade every row` : REMEDY },
+    );
+  }
+  return { path, rows, notGradeable, ids, window };
+}
+
+/** A row's PR1 merge date as epoch ms, read as the flag is (a date-time without offset is UTC). */
+function mergeTime(createdAt: string | undefined, l: JsonlLine, path: string): number {
+  if (createdAt === undefined) {
+    throw new ForesightError(`${path}:${l.line}: no created_at (PR1's merge date), which --merged-after reads`, { remedy: `${REMEDY}, or leave --merged-after out` });
+  }
+  try {
+    return Date.parse(parseIsoDate({ name: 'created_at', flag: false }, createdAt));
+  } catch {
+    throw new ForesightError(`${path}:${l.line}: created_at ${JSON.stringify(createdAt)} is not an ISO date, which --merged-after needs`, { remedy: `${REMEDY}, or leave --merged-after out` });
+  }
+}
+
+/** A `--merged-after` instant as the user most likely typed it: the day alone at midnight UTC. */
+export function shownDate(iso: string): string {
+  return iso.endsWith('T00:00:00.000Z') ? iso.slice(0, 10) : iso;
 }

@@ -4,18 +4,20 @@
  * `<dataset>/eval/<run>/checkpoint.jsonl`, keyed by the grading code, the row, the prediction and the
  * limits, so a rerun regrades only what changed (or was interrupted). A failure outside the patch (a missing eval image)
  * is reported for that instance and not checkpointed; an abort stops at once and keeps nothing after it.
+ * `mergedAfter` grades only the rows whose PR1 merged on or after a date (an agent's training cutoff); the rows
+ * it leaves out are not run, and their checkpointed grades are kept for a run without it.
  */
 import { join, resolve } from 'node:path';
 import type Docker from 'dockerode';
 import { writeAtomic } from '../../core/foundation/artifacts.ts';
 import { errorMessage, ForesightError } from '../../core/foundation/errors.ts';
-import { fingerprint } from '../../core/foundation/fingerprint.ts';
+import { fingerprint, type Fingerprint } from '../../core/foundation/fingerprint.ts';
 import type { Logger } from '../../core/foundation/log.ts';
 import { codeKey, resumableMap, unkept } from '../../core/foundation/resumable.ts';
 import { getRunner, gradeInstance, noEvidenceUnderPatch, type GradeLimits, type GradeResult } from '../../core/env/index.ts';
 import { goldPredictions, GOLD_MODEL, readPredictions, type Prediction } from './predictions.ts';
 import { aggregate, instanceReport, InstanceReportSchema, type EvalReport, type InstanceReport } from './report.ts';
-import { readRows, type EvalRow, type Split } from './rows.ts';
+import { readRows, shownDate, type EvalRow, type Split } from './rows.ts';
 
 export interface EvalOptions {
   /** The emitted dataset folder (holds jsonl/<split>.jsonl). */
@@ -24,8 +26,10 @@ export interface EvalOptions {
   /** A SWE-bench predictions file, or 'gold': each row's own patch. */
   predictions: { path: string } | 'gold';
   jobs: number;
-  /** Report path; default <dataset>/eval/<run>/report.json. */
+  /** Report path; default <dataset>/eval/<run>/report.json (report-merged-after-<date>.json with `mergedAfter`). */
   out?: string | null;
+  /** An ISO instant (core/foundation/config-values.ts parseIsoDate): grade only rows whose PR1 merged on or after it. */
+  mergedAfter?: string | null;
   docker: Docker;
   limits: GradeLimits;
   log: Logger;
@@ -49,7 +53,7 @@ export function runName(split: Split, models: readonly string[]): string {
 export async function runEval(opts: EvalOptions): Promise<EvalOutcome> {
   const { log, signal } = opts;
   const dataset = resolve(opts.dataset);
-  const { rows, notGradeable, ids } = await readRows(dataset, opts.split);
+  const { rows, notGradeable, ids, window } = await readRows(dataset, opts.split, opts.mergedAfter ?? null);
   let preds: Map<string, Prediction>;
   if (opts.predictions === 'gold') preds = goldPredictions(rows);
   else {
@@ -57,7 +61,7 @@ export async function runEval(opts: EvalOptions): Promise<EvalOutcome> {
     const unknown = [...preds.keys()].filter((id) => !ids.has(id));
     if (unknown.length) {
       throw new ForesightError(`${unknown.length} prediction(s) name no instance of the ${opts.split} split: ${unknown.slice(0, 5).join(', ')}${unknown.length > 5 ? ', …' : ''}`, {
-        remedy: `check --split (test or verified) and the instance_id values of ${opts.predictions.path}`,
+        remedy: `check --split (test, verified or funnel) and the instance_id values of ${opts.predictions.path}`,
       });
     }
   }
@@ -68,6 +72,10 @@ export async function runEval(opts: EvalOptions): Promise<EvalOutcome> {
     if (pred) todo.push({ row, pred });
     else noPrediction.push(row.instance_id);
   }
+  // A prediction for a row --merged-after left out is not graded, nor is it an unknown instance.
+  const leftOut = new Set(window?.leftOut);
+  const predictionsLeftOut = opts.predictions === 'gold' ? 0 : [...preds.keys()].filter((id) => leftOut.has(id)).length;
+  if (window) log.info(`--merged-after ${shownDate(window.date)}: ${window.leftOut.length} of ${window.of} row(s) left out (PR1 merged before it), not graded`);
   const notGraded = notGradeable.filter((id) => preds.has(id) && opts.predictions !== 'gold');
   if (notGraded.length) log.warn(`${notGraded.length} prediction(s) for rows that are not gradeable, not graded: ${notGraded.slice(0, 5).join(', ')}`);
   if (noPrediction.length) log.info(`${noPrediction.length} row(s) without a prediction, skipped`);
@@ -75,18 +83,20 @@ export async function runEval(opts: EvalOptions): Promise<EvalOutcome> {
   const models = opts.predictions === 'gold' ? [GOLD_MODEL] : [...new Set([...preds.values()].map((p) => p.model_name_or_path))];
   const run = runName(opts.split, models);
   const dir = join(dataset, 'eval', run);
-  const reportPath = opts.out ? resolve(opts.out) : join(dir, 'report.json');
+  // A filtered report beside the whole split's: `foresight report` reads report.json alone.
+  const reportPath = opts.out ? resolve(opts.out) : join(dir, window ? `report-merged-after-${shownDate(window.date).replace(/:/g, '-')}.json` : 'report.json');
 
   const errors: EvalReport['errors'] = [];
   // The key covers the grading code (this module's import closure: the grader, the runners, their in-container scripts).
   const code = await codeKey(import.meta.url);
+  const keyOf = (row: EvalRow, pred: Prediction): Fingerprint => fingerprint(code, row, pred.model_patch, opts.limits, opts.predictions === 'gold');
   const { results, fromCheckpoint, reused, computed, keys, checkpoint } = await resumableMap(todo, {
     checkpoint: join(dir, 'checkpoint.jsonl'),
     label: 'grading',
     log,
     signal,
     concurrency: opts.jobs,
-    key: ({ row, pred }) => fingerprint(code, row, pred.model_patch, opts.limits, opts.predictions === 'gold'),
+    key: ({ row, pred }) => keyOf(row, pred),
     id: ({ row }) => row.instance_id,
     schema: InstanceReportSchema.nullable(),
     compute: ({ row, pred }) =>
@@ -98,6 +108,12 @@ export async function runEval(opts: EvalOptions): Promise<EvalOutcome> {
         return unkept(null);
       }),
   });
+  // The rows left out keep their grades: the checkpoint holds what a run without the filter would keep.
+  const leftOutPreds = opts.predictions === 'gold' ? goldPredictions(window?.leftOutRows ?? []) : preds;
+  for (const row of window?.leftOutRows ?? []) {
+    const pred = leftOutPreds.get(row.instance_id);
+    if (pred) keys.add(keyOf(row, pred));
+  }
   await checkpoint.compact(keys);
   const graded = computed - errors.length;
 
@@ -113,6 +129,7 @@ export async function runEval(opts: EvalOptions): Promise<EvalOutcome> {
     finished_at: new Date().toISOString(),
     aggregate: aggregate(instances, unsubmitted),
     instances,
+    merged_after: window && { date: window.date, left_out: window.leftOut.length, of: window.of, predictions_left_out: predictionsLeftOut, instances: window.leftOut },
     skipped: { no_prediction: noPrediction, not_gradeable: notGradeable },
     errors: errors.sort((a, b) => (a.instance_id < b.instance_id ? -1 : 1)),
   };

@@ -5,14 +5,14 @@ import { contentFingerprint, readJsonl, readManifest } from '../../core/foundati
 
 /**
  * The gate's first check: every row of the `test` split about to be uploaded passed emit's gold
- * self-check, as emit recorded it in its artifact (emit/items.jsonl: the `verified` rows). Emit grades
+ * self-check, as emit recorded it in its artifact (emit/items.jsonl: every chain, the `funnel` rows). Emit grades
  * a gradeable chain's own patch in its eval image and excludes the chain when X ≠ 100 %, Y ≠ 0 % or a
  * PASS_TO_PASS test regresses, or when the image could not be built; so a row recorded gradeable, not
  * excluded and on its eval image (tier 3) is one whose gold check ran and passed. The record is trusted
  * only when it is emit's own: items.jsonl must hash to what emit's manifest says it wrote.
  */
 
-/** What the check reads of a `verified` row. */
+/** What the check reads of a chain's record (a `funnel` row). */
 const GoldRecordSchema = z.object({
   instance_id: z.string(),
   gradeable: z.boolean(),

@@ -18,6 +18,10 @@ export interface PublishCliOptions {
   /** With --dry-run: `hub`, or a folder holding a copy of the hub repository. */
   remote?: string;
   revision: string;
+  /** Tag the published revision. */
+  tag?: string;
+  /** Published configs this publish may rewrite, comma-separated. */
+  replace?: string;
   verbose?: boolean;
   quiet?: boolean;
 }
@@ -60,6 +64,8 @@ export async function runPublishCommand(o: PublishCliOptions, settings: { config
     endpoint: config.publish.hfEndpoint,
     token: secrets.hfToken,
     pyVenv: config.publish.pyVenv,
+    ...(o.tag ? { tag: o.tag } : {}),
+    replace: o.replace?.split(',').map((x) => x.trim()).filter(Boolean) ?? [],
     log,
     print: (text) => process.stdout.write(text + '\n'),
     signal,

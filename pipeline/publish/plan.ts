@@ -56,6 +56,25 @@ export async function makePlan(opts: { target: HubTarget; source: RemoteSource; 
   };
 }
 
+/** The config a data file belongs to, by its folder: `data/` is the default config's `test` split, any other folder its own config. */
+export function configOfPath(path: string): string | null {
+  const m = /^([^/]+)\/[^/]+\.parquet$/.exec(path);
+  if (!m) return null;
+  return m[1] === 'data' ? 'test' : m[1]!;
+}
+
+/** The published configs the plan would rewrite (a parquet file of theirs changed or deleted), each with its files. */
+export function rewrittenConfigs(plan: Plan): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  const add = (path: string) => {
+    const config = configOfPath(path);
+    if (config !== null) out.set(config, [...(out.get(config) ?? []), path]);
+  };
+  for (const u of plan.uploads) if (u.change === 'changed') add(u.path);
+  for (const d of plan.deletes) add(d);
+  return out;
+}
+
 /** Nothing to do: the repository exists and already holds exactly these files. */
 export function upToDate(plan: Plan): boolean {
   return !plan.create && plan.deletes.length === 0 && plan.uploads.every((u) => u.change === 'unchanged');

@@ -12,7 +12,7 @@ import { runGate } from './gate.ts';
 import { hubError, isStaleParent } from './hub-errors.ts';
 import { hubFetch } from './hub-fetch.ts';
 import { findDatasetsPython } from './load-with-datasets.ts';
-import { formatPlan, makePlan, upToDate, type Plan, type RemoteSource } from './plan.ts';
+import { formatPlan, makePlan, rewrittenConfigs, upToDate, type Plan, type RemoteSource } from './plan.ts';
 import { checkCopyFolder, readLocalCopy, readRemote, type HubTarget, type RemoteState } from './read-remote.ts';
 import { selectFiles, type Selection } from './select-files.ts';
 
@@ -49,12 +49,16 @@ export interface PublishOptions {
   fetch?: typeof fetch;
   /** Tries per hub request on 429 (default 5). */
   attempts?: number;
+  /** Tag the published revision with this name (a release's). */
+  tag?: string;
+  /** Published configs this publish may rewrite (`test` for data/, else the folder's name); any other rewrite is refused. */
+  replace?: readonly string[];
 }
 
 export type PublishOutcome =
   | { kind: 'dry-run'; plan: Plan }
   | { kind: 'up-to-date'; plan: Plan }
-  | { kind: 'published'; plan: Plan; commit: { oid: string; url: string } };
+  | { kind: 'published'; plan: Plan; commit: { oid: string; url: string }; tag: string | null };
 
 /** Hub names: letters, digits, `-`, `_`, `.`; no leading or trailing separator, at most 96 characters. */
 const REPO_ID = /^[A-Za-z0-9][\w.-]{0,95}\/[A-Za-z0-9](?:[\w.-]{0,94}[A-Za-z0-9])?$/;
@@ -126,6 +130,33 @@ async function createIfMissing(t: HubTarget, token: string, plan: Plan): Promise
 }
 
 /**
+ * A published config is never rewritten unless the user names it: a split people measured on stays
+ * byte-identical, and a release adds its own config or split beside it.
+ */
+function refuseRewrites(plan: Plan, replace: readonly string[]): void {
+  const rewritten = [...rewrittenConfigs(plan)].filter(([config]) => !replace.includes(config));
+  if (!rewritten.length) return;
+  const what = rewritten.map(([config, files]) => `${config} (${files.join(', ')})`).join('; ');
+  throw new ForesightError(`publish refused: it would rewrite published config(s) ${what} on ${plan.target.repoId}`, {
+    remedy: `a published config stays as it is: publish the new rows as a config or split of their own (foresight release), or pass --replace ${rewritten.map(([c]) => c).join(',')} to replace it on purpose`,
+  });
+}
+
+/** Tag `oid` on the hub (POST /api/datasets/{id}/tag/{oid}); a tag that exists already is an error naming it. */
+async function tagRevision(t: HubTarget, token: string, oid: string, tag: string, print: (text: string) => void): Promise<void> {
+  const url = `${t.endpoint.replace(/\/+$/, '')}/api/datasets/${t.repoId}/tag/${encodeURIComponent(oid)}`;
+  const res = await t.fetch(url, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ tag, message: `foresight release ${tag}` }) });
+  if (res.status === 409) {
+    throw new ForesightError(`the hub already has a tag ${tag} on ${t.repoId}: the files were published in ${oid}, untagged`, { remedy: 'name the release differently (each release is tagged once)', external: true });
+  }
+  if (!res.ok) {
+    const body = (await res.text().catch(() => '')).replace(/\s+/g, ' ').slice(0, 200);
+    throw new ForesightError(`tagging ${t.repoId}@${oid.slice(0, 12)} as ${tag} failed: HTTP ${res.status} ${body}`, { remedy: 'tag it on the hub by hand, or rerun foresight publish --tag (the files are published)', external: true });
+  }
+  print(`tagged ${oid} as ${tag}`);
+}
+
+/**
  * `foresight publish`: the emitted dataset to the Hugging Face hub in one commit. The gate runs first
  * (no network write before it passes); the repository is created when missing; the commit's parent is
  * the head read before, so a publish that raced another fails instead of overwriting it. Uploads take
@@ -153,12 +184,14 @@ export async function publish(opts: PublishOptions): Promise<PublishOutcome> {
     const t: HubTarget = { endpoint: opts.endpoint, repoId: opts.repoId, revision, token: opts.token, fetch: hubFetch({ log: opts.log, fetch: opts.fetch, signal: opts.signal, attempts: opts.attempts }) };
     let plan = await makePlan({ target: t, source, remote: await readState(source, t), selection: staged, private: opts.private ?? false });
     opts.print(formatPlan(plan));
+    refuseRewrites(plan, opts.replace ?? []);
     if (opts.dryRun) {
       opts.print(source.kind === 'hub' ? 'dry run: nothing was changed on the hub' : 'dry run: the hub was not asked; nothing was sent to it');
       return { kind: 'dry-run', plan };
     }
     if (upToDate(plan)) {
       opts.print(`nothing to publish: ${opts.repoId}@${revision} already holds exactly this dataset`);
+      if (opts.tag && plan.parent) await tagRevision(t, opts.token!, plan.parent, opts.tag, opts.print);
       return { kind: 'up-to-date', plan };
     }
     const token = opts.token!;
@@ -166,6 +199,7 @@ export async function publish(opts: PublishOptions): Promise<PublishOutcome> {
       await createIfMissing(t, token, plan);
       // The new repository's first commit is the parent; a repository someone else just made is read as it is.
       plan = await makePlan({ target: t, source, remote: await readRemote(t), selection: staged, private: opts.private ?? false });
+      refuseRewrites(plan, opts.replace ?? []);
       if (plan.create) throw new ForesightError(`the hub created ${opts.repoId} but does not show it`, { remedy: 'rerun foresight publish in a minute', external: true });
     }
     const operations: CommitOperation[] = [
@@ -201,7 +235,8 @@ export async function publish(opts: PublishOptions): Promise<PublishOutcome> {
     }
     if (!out?.commit.oid) throw new ForesightError(`the hub accepted the commit to ${opts.repoId} but named no commit`, { remedy: 'check the repository on the hub; rerun foresight publish if the files are missing', external: true });
     opts.print(`published ${operations.length} change(s) to ${opts.endpoint}/datasets/${opts.repoId} in commit ${out.commit.oid}`);
-    return { kind: 'published', plan, commit: { oid: out.commit.oid, url: out.commit.url } };
+    if (opts.tag) await tagRevision(t, token, out.commit.oid, opts.tag, opts.print);
+    return { kind: 'published', plan, commit: { oid: out.commit.oid, url: out.commit.url }, tag: opts.tag ?? null };
   } finally {
     await rm(work, { recursive: true, force: true });
   }

@@ -1,10 +1,10 @@
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { promisify } from 'node:util';
-import { datasetInfo, HubApiError, listFiles, repoExists } from '@huggingface/hub';
+import { datasetInfo, downloadFile, HubApiError, listFiles, repoExists } from '@huggingface/hub';
 import { z } from 'zod';
 import { ForesightError } from '../../core/foundation/errors.ts';
 import { hubError, responseError } from './hub-errors.ts';
@@ -63,6 +63,24 @@ export async function readRemote(t: HubTarget): Promise<RemoteState> {
   } catch (err) {
     throw hubError(err, call);
   }
+}
+
+/** Download the revision's files into `dir` (a copy of what was published): the commit it was read at. */
+export async function downloadRemote(t: HubTarget, dir: string): Promise<{ head: string; files: number }> {
+  const state = await readRemote(t);
+  if (state.kind === 'missing') throw new ForesightError(`the dataset ${t.repoId} does not exist on ${t.endpoint}`, { remedy: 'check the repository id (and HF_TOKEN for a private one), or pass the local folder of the previous release' });
+  const head = state.head!;
+  try {
+    for (const f of state.files) {
+      const blob = await downloadFile({ repo: repo(t), path: f.path, revision: head, hubUrl: t.endpoint, fetch: t.fetch, ...auth(t) });
+      if (!blob) throw new ForesightError(`the hub lists ${f.path} in ${t.repoId}@${head} but does not serve it`, { remedy: 'rerun in a minute', external: true });
+      await mkdir(dirname(join(dir, f.path)), { recursive: true });
+      await writeFile(join(dir, f.path), Buffer.from(await blob.arrayBuffer()));
+    }
+  } catch (err) {
+    throw hubError(err, { what: `downloading the dataset ${t.repoId}`, endpoint: t.endpoint, repoId: t.repoId, revision: t.revision });
+  }
+  return { head, files: state.files.length };
 }
 
 export type UploadMode = 'lfs' | 'regular';

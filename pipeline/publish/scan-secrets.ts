@@ -11,7 +11,7 @@ import type { DatasetFile } from './select-files.ts';
  * A finding names the place and the secret's name, never its value.
  */
 export interface SecretFinding {
-  /** `README.md line 12`, or `config verified, split verified, row minilib__4-11, column patch`. */
+  /** `README.md line 12`, or `config funnel, split funnel, row minilib__4-11, column patch`. */
   where: string;
   /** The secret's label, e.g. `<HF_TOKEN>`. */
   secret: string;

@@ -1,6 +1,7 @@
 import { lstat, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ForesightError } from '../../core/foundation/errors.ts';
+import { RELEASE_FILE } from '../../stages/emit/index.ts';
 
 /** A file of the dataset as it goes to the hub. */
 export interface DatasetFile {
@@ -21,10 +22,10 @@ export interface Selection {
  * The folders the dataset owns on the hub: a publish replaces their content. The card's configs glob
  * them (`data/test-*`), so a shard left from an earlier publish would be loaded as rows.
  */
-export const DATASET_FOLDERS = ['data/', 'verified/', 'plots/'] as const;
+export const DATASET_FOLDERS = ['data/', 'verified/', 'funnel/', 'plots/'] as const;
 
 /** Which files of each folder are the dataset. */
-const FOLDER_FILES: Record<string, RegExp> = { data: /\.parquet$/, verified: /\.parquet$/, plots: /\.svg$/ };
+const FOLDER_FILES: Record<string, RegExp> = { data: /\.parquet$/, verified: /\.parquet$/, funnel: /\.parquet$/, plots: /\.svg$/ };
 
 /**
  * Why a top-level entry is left out. jsonl/ stays local: the hub loads the parquet through the card's
@@ -51,7 +52,9 @@ async function regularFiles(dir: string): Promise<Array<{ name: string; size: nu
 
 /**
  * The files of an emitted dataset folder that go to the hub: README.md (the card), data/*.parquet
- * (the `test` split), verified/*.parquet (the `verified` config) and plots/*.svg when present.
+ * (the `test` split), verified/*.parquet (the `verified` config: the same chains), funnel/*.parquet
+ * (the `funnel` config: every mined chain), plots/*.svg when present, and a campaign's release.json (what
+ * each release mined, for the next one).
  * Nothing else: not eval/ results, logs or the JSONL copies.
  */
 export async function selectFiles(dataset: string): Promise<Selection> {
@@ -61,8 +64,8 @@ export async function selectFiles(dataset: string): Promise<Selection> {
   const files: DatasetFile[] = [];
   const leftOut: string[] = [];
   for (const e of entries.sort((a, b) => byCodePoint(a.name, b.name))) {
-    if (e.name === 'README.md' && e.isFile()) {
-      files.push({ path: 'README.md', local: join(dataset, 'README.md'), size: (await lstat(join(dataset, 'README.md'))).size });
+    if ((e.name === 'README.md' || e.name === RELEASE_FILE) && e.isFile()) {
+      files.push({ path: e.name, local: join(dataset, e.name), size: (await lstat(join(dataset, e.name))).size });
     } else if (e.isDirectory() && FOLDER_FILES[e.name]) {
       for (const f of await regularFiles(join(dataset, e.name))) {
         if (FOLDER_FILES[e.name]!.test(f.name)) files.push({ path: `${e.name}/${f.name}`, local: join(dataset, e.name, f.name), size: f.size });
@@ -76,10 +79,12 @@ export async function selectFiles(dataset: string): Promise<Selection> {
     files.some((f) => f.path === 'README.md') ? null : 'README.md',
     files.some((f) => f.path.startsWith('data/')) ? null : 'data/*.parquet',
     files.some((f) => f.path.startsWith('verified/')) ? null : 'verified/*.parquet',
+    // A folder emitted before the funnel config: its `verified` holds every chain, which the card now says it does not.
+    files.some((f) => f.path.startsWith('funnel/')) ? null : 'funnel/*.parquet',
   ].filter((m): m is string => m !== null);
   if (missing.length) {
     throw new ForesightError(`${dataset} is not an emitted dataset: ${missing.join(', ')} missing`, {
-      remedy: 'run foresight emit for the repository (or pass --dataset data/<owner>__<name>/emit/hf)',
+      remedy: 'run foresight emit for the repository, again with --force for a folder an older foresight wrote (or pass --dataset data/<owner>__<name>/emit/hf)',
     });
   }
   return { files, leftOut };

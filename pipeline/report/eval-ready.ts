@@ -1,8 +1,8 @@
 /**
  * Why a row is not `eval_ready`. The judge sets eval_ready = PR2 judged a bug fix ∧ pr1_code = A ∧
  * clarity ≤ 1 and records the unmet conditions as flags: the `test` split carries them in its `quality`
- * column ({judged_by, flags}); the `verified` config has no such column, so for its other rows the
- * same flags are derived from the verdict columns it does carry.
+ * column ({judged_by, flags}); the `verified` and `funnel` configs have no such column, so for other rows the
+ * same flags are derived from the verdict columns they do carry.
  */
 import { z } from 'zod';
 

@@ -1,7 +1,11 @@
 /**
- * The rows of an emitted dataset as the report shows them: every row of `jsonl/verified.jsonl`, marked
- * `test` when `jsonl/test.jsonl` holds it. List and verdict columns are JSON-encoded strings (the card);
- * they are decoded here so a malformed one is an error naming file and line, not a blank on the page.
+ * The rows of an emitted dataset as the report shows them: every mined chain, the rows of `jsonl/funnel.jsonl`
+ * (with any `jsonl/verified.jsonl` row a release carries that the funnel lacks), each marked with the config
+ * it reaches: `test` when `jsonl/test.jsonl` holds it (it is then a `verified` row too), `verified` when only
+ * `verified` does (a published row now excluded), else `funnel`. A folder an older foresight wrote has no
+ * funnel: its `verified.jsonl` held every chain, and is read as the funnel. List and verdict columns are
+ * JSON-encoded strings (the card); they are decoded here so a malformed one is an error naming file and
+ * line, not a blank on the page.
  * Columns added by later foresight versions are optional: an older dataset still gets a report.
  */
 import { existsSync, statSync } from 'node:fs';
@@ -109,8 +113,8 @@ export const ReportRowSchema = z.object({
   runner: text,
 });
 export type ReportRow = z.infer<typeof ReportRowSchema> & {
-  /** `test` when the row is in the test split, else `verified` (the verified config only). */
-  split: 'test' | 'verified';
+  /** The config the chain reaches: `test` (and `verified`), `verified` only (published, now excluded), or `funnel` only. */
+  split: 'test' | 'verified' | 'funnel';
   /** Why eval_ready is false (null when it is true or unknown). */
   eval_ready_why: EvalReadyWhy | null;
 };
@@ -118,16 +122,24 @@ export type ReportRow = z.infer<typeof ReportRowSchema> & {
 /** What the report takes from the test split: membership, eval_ready, and `quality` ({judged_by, flags}: why not eval_ready). */
 const TestIdSchema = z.object({ instance_id: z.string().min(1), eval_ready: z.boolean().nullish(), quality: anyJson });
 
-const REMEDY = 'pass --dataset <the emitted dataset folder> (data/<owner>__<name>/emit/hf, it holds jsonl/verified.jsonl)';
+const REMEDY = 'pass --dataset <the emitted dataset folder> (data/<owner>__<name>/emit/hf, it holds jsonl/funnel.jsonl)';
 const STALE = 'emit the dataset again (foresight emit --repo owner/name --force)';
 
-/** Every verified row of the dataset folder, in file order, each marked with its split. */
-export async function readReportRows(dataset: string): Promise<ReportRow[]> {
+export interface ReportRows {
+  rows: ReportRow[];
+  /** The folder predates the funnel config: its `verified.jsonl` (every chain) was read as the funnel. */
+  olderLayout: boolean;
+}
+
+/** Every chain of the dataset folder, in file order (the funnel's, then any other `verified` row), each marked with its config. */
+export async function readReportRows(dataset: string): Promise<ReportRows> {
   if (!existsSync(dataset) || !statSync(dataset).isDirectory()) {
     throw new ForesightError(`--dataset ${dataset} is not a folder`, { remedy: REMEDY });
   }
+  const funnelPath = join(dataset, 'jsonl', 'funnel.jsonl');
   const verifiedPath = join(dataset, 'jsonl', 'verified.jsonl');
-  if (!existsSync(verifiedPath)) throw new ForesightError(`${dataset} holds no jsonl/verified.jsonl`, { remedy: REMEDY });
+  const olderLayout = !existsSync(funnelPath) && existsSync(verifiedPath);
+  if (!existsSync(funnelPath) && !olderLayout) throw new ForesightError(`${dataset} holds no jsonl/funnel.jsonl`, { remedy: REMEDY });
   const testPath = join(dataset, 'jsonl', 'test.jsonl');
   const inTest = new Map<string, { eval_ready: boolean | null; quality: unknown }>();
   if (existsSync(testPath)) {
@@ -136,18 +148,28 @@ export async function readReportRows(dataset: string): Promise<ReportRow[]> {
       inTest.set(r.instance_id, { eval_ready: r.eval_ready ?? null, quality: r.quality });
     }
   }
+  const read = async (path: string, what: string) => (await readJsonLines(path, what, STALE)).map((l) => parseLine(ReportRowSchema, l, path, STALE));
+  const chains = await read(olderLayout ? verifiedPath : funnelPath, olderLayout ? 'the verified config (every chain, as an older foresight wrote it)' : 'the funnel config');
+  const verified = new Set<string>();
+  if (!olderLayout && existsSync(verifiedPath)) {
+    const seen = new Set(chains.map((r) => r.instance_id));
+    for (const r of await read(verifiedPath, 'the verified config')) {
+      verified.add(r.instance_id);
+      if (!seen.has(r.instance_id)) chains.push(r);
+    }
+  }
   const rows: ReportRow[] = [];
-  for (const l of await readJsonLines(verifiedPath, 'the verified config', STALE)) {
-    const r = parseLine(ReportRowSchema, l, verifiedPath, STALE);
+  for (const r of chains) {
     const t = inTest.get(r.instance_id);
-    // Older verified rows lack eval_ready; the test split has carried it longer.
-    const row = { ...r, eval_ready: r.eval_ready ?? t?.eval_ready ?? null, split: t ? ('test' as const) : ('verified' as const) };
+    const split = t ? ('test' as const) : verified.has(r.instance_id) ? ('verified' as const) : ('funnel' as const);
+    // Older rows lack eval_ready; the test split has carried it longer.
+    const row = { ...r, eval_ready: r.eval_ready ?? t?.eval_ready ?? null, split };
     rows.push({ ...row, eval_ready_why: evalReadyWhy(row, t?.quality ?? null) });
   }
   const ids = new Set(rows.map((r) => r.instance_id));
   const missing = [...inTest.keys()].filter((id) => !ids.has(id));
   if (missing.length) {
-    throw new ForesightError(`${testPath} holds ${missing.join(', ')}, which ${verifiedPath} lacks`, { remedy: STALE });
+    throw new ForesightError(`${testPath} holds ${missing.join(', ')}, which ${olderLayout ? verifiedPath : funnelPath} lacks`, { remedy: STALE });
   }
-  return rows;
+  return { rows, olderLayout };
 }

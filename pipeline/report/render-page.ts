@@ -100,7 +100,7 @@ export function renderPage(data: ReportPageData, assets: PageAssets): string {
 <body>
 <header class="top">
 <h1>${escapeHtml(title)}</h1>
-<div class="muted">${data.rows.length} chains in <code>verified</code>, ${test} in <code>test</code> · foresight ${escapeHtml(data.foresightVersion)}</div>
+<div class="muted">${data.rows.length} chains in <code>funnel</code>, ${test} in <code>test</code> and <code>verified</code> · foresight ${escapeHtml(data.foresightVersion)}</div>
 </header>
 <main id="app"><noscript>This report draws its tables and diffs with JavaScript: open it in a browser with scripts enabled.</noscript></main>
 <script type="application/json" id="report-data">${scriptJson(data)}</script>

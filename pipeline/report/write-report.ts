@@ -9,7 +9,7 @@ import { readStates, type ChainStates } from './read-states.ts';
 import { loadAssets, reasonMeanings, renderPage, type ReportPlot } from './render-page.ts';
 
 export interface ReportOptions {
-  /** The emitted dataset folder (data/<owner>__<name>/emit/hf: jsonl/verified.jsonl, jsonl/test.jsonl, plots/*.svg). */
+  /** The emitted dataset folder (data/<owner>__<name>/emit/hf: jsonl/{funnel,verified,test}.jsonl, plots/*.svg). */
   dataset: string;
   /** Where the page goes. Default: `<dataset>/../report.html`, beside the dataset so publishing the folder never uploads it. */
   out?: string;
@@ -55,7 +55,8 @@ export async function writeReport(opts: ReportOptions): Promise<ReportResult> {
   const dataset = resolve(opts.dataset);
   const path = opts.out ? resolve(opts.out) : defaultReportPath(dataset);
   const notes: string[] = [];
-  const rows = await readReportRows(dataset);
+  const { rows, olderLayout } = await readReportRows(dataset);
+  if (olderLayout) notes.push(`${join(dataset, 'jsonl')} has no funnel.jsonl (an older foresight wrote it): every chain is read from verified.jsonl; emit again for the three configs`);
   const plots = await readPlots(dataset, notes);
   const states = await readStates(dataset, new Map(rows.map((r) => [r.instance_id, r])));
   let statesNote: string | null = null;

@@ -1,7 +1,7 @@
 import { changeLabel } from '../../core/foundation/model/change.ts';
 import { fingerprint } from '../../core/foundation/fingerprint.ts';
 import { errorMessage } from '../../core/foundation/errors.ts';
-import { pathShown, revParse } from '../../core/foundation/git.ts';
+import { git, notAnOption, pathShown, revParse } from '../../core/foundation/git.ts';
 import type { StageDef } from '../../core/foundation/stage.ts';
 import { CandidateSchema, type Advisory, type Candidate, type Reference } from '../../core/foundation/model/candidate.ts';
 import { hasFixKeywords, isRevert } from '../../core/sources/git/find-references.ts';
@@ -72,11 +72,16 @@ export const discoverStage: StageDef<never, Candidate> = {
     }
 
     const files = await mainlineFiles(repo.clone, config.discover.branch);
+    // A release's new history: the mainline commits after the previous release's head (git checks it is a commit).
+    const after = config.discover.after;
+    const newer = after === null ? null : new Set((await git(repo.clone, ['rev-list', '--first-parent', `${notAnOption(after)}..${notAnOption(config.discover.branch)}`, '--'])).split('\n').filter(Boolean));
     const candidates: Candidate[] = [];
-    const { since, until } = config.discover;
-    const inWindow = (at: string): boolean => (!since || at >= since) && (!until || at < until);
+    const { since, until, windows } = config.discover;
+    const within = (at: string, w: { since: string | null; until: string | null }): boolean => (!w.since || at >= w.since) && (!w.until || at < w.until);
+    const inWindow = (at: string): boolean => within(at, { since, until }) && (!windows.length || windows.some((w) => within(at, w)));
     for (const change of listed.changes) {
       if (!inWindow(new Date(change.mergedAt).toISOString())) continue;
+      if (newer !== null && !newer.has(change.mergeSha)) continue;
       const pr2 = numbers.has(change.id) ? { ...change, number: numbers.get(change.id)! } : change;
       const refs = references.get(change.id) ?? [];
       const advs = advisories.get(change.id) ?? [];

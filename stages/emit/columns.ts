@@ -27,7 +27,10 @@ export const TEST_COLUMNS: readonly ColumnSpec[] = [
   s('mining_category'), s('mining_evidence'), s('quality'), i('clarity_score', true),
 ];
 
-/** The `verified` config: every chain, gradeable or not, with the gates' verdicts and the reason it is excluded. */
+/**
+ * The schema of the `verified` config (the chains that passed every gate) and of the `funnel` config (every chain,
+ * gradeable or not): the gates' verdicts and, for an excluded chain, why.
+ */
 export const VERIFIED_COLUMNS: readonly ColumnSpec[] = [
   s('instance_id'), s('repo'), s('language'), s('runner'),
   s('base_commit'), s('pr1_head_sha'), s('pr2_base_sha'), s('pr2_head_sha'),

@@ -1,30 +1,50 @@
 import { ForesightError } from '../../core/foundation/errors.ts';
 import { EXCLUSION_REASONS, type ExclusionReason } from '../../core/foundation/model/change.ts';
 import type { HubLicenseId, LicenseDetection } from './license.ts';
-import type { Funnel, Plot } from './plots.ts';
+import { sumFunnels, type Funnel, type Plot } from './plots.ts';
+import { datasetLicenseMeta, frontMatter } from './card-meta.ts';
+
+export { CONFIGS, sizeCategory, toYaml } from './card-meta.ts';
 
 type Row = Record<string, unknown>;
 
-export interface CardInput {
-  /** The mined repository (owner/name). */
+/** One mined repository of a dataset. */
+export interface DatasetRepo {
+  /** owner/name. */
   repo: string;
+  /** Its license at the mined head (license.ts): the rows are its code and text. */
+  license: LicenseDetection;
+  /** Its chains from discover's candidates to `test` rows (plots.ts). */
+  funnel: Funnel;
+}
+
+export interface CardInput {
+  /** The dataset's name: `pretty_name` and the card's heading (one repository's: "Fix-chains of owner/name"). */
+  title: string;
+  /** The mined repositories, each with its license and funnel: the card lists every license and sums the funnels. */
+  repos: ReadonlyArray<DatasetRepo>;
   /**
    * The Hub dataset the card is published as (owner/name); null (the default) until publishing knows it:
    * the usage snippet then names REPO_ID_PLACEHOLDER, which `setCardRepoId` replaces.
    */
   repoId?: string | null;
+  /** The `test` split: chains that passed every gate, v1 schema. */
   testRows: ReadonlyArray<Row>;
+  /** The `verified` config: the same chains in the verified schema (a later release may add published rows now excluded). */
   verifiedRows: ReadonlyArray<Row>;
+  /** The `funnel` config: every mined chain, with its exclusion (verified schema). */
+  funnelRows: ReadonlyArray<Row>;
   foresightVersion: string;
-  /**
-   * The mined repository's license (license.ts): the rows are its code and text. Emit always detects it;
-   * without it the metadata says `other` (not detected), never a license nobody checked.
-   */
-  license?: LicenseDetection;
-  /** The funnel from candidates to test rows (emit passes it; without it the section is left out). */
-  funnel?: Funnel;
   /** The plots written beside the card (plots.ts), linked by their relative paths. */
   plots?: ReadonlyArray<Pick<Plot, 'file' | 'title' | 'alt'>>;
+  /** Markdown lines shown under "Changelog" (a release's); none: no such section. */
+  changelog?: ReadonlyArray<string>;
+  /**
+   * A release's splits of `verified` and `funnel` after their first (`verified`, `funnel`), oldest first: each
+   * release adds its own and leaves the earlier ones as published. `verifiedRows` and `funnelRows` are then the
+   * last one's; `testRows` the frozen `test` split's.
+   */
+  releaseSplits?: ReadonlyArray<string>;
 }
 
 /** What the usage snippet names until the Hub repository is known; `setCardRepoId` replaces it. */
@@ -77,62 +97,6 @@ const MINING_CATEGORIES: Record<string, string> = {
 
 const NOT_JUDGED = 'not judged';
 
-// ---- YAML front matter --------------------------------------------------------------------------
-
-type Yaml = string | readonly Yaml[] | { readonly [k: string]: Yaml };
-
-// Plain scalars only where YAML cannot read them as anything but that string; everything else is quoted (JSON is YAML).
-const PLAIN = /^[A-Za-z_][A-Za-z0-9 _./<>*+-]*$/;
-const RESERVED = /^(true|false|yes|no|on|off|null|y|n)$/i;
-const scalar = (s: string): string => (PLAIN.test(s) && !RESERVED.test(s) && !s.endsWith(' ') ? s : JSON.stringify(s));
-
-/** Block-style YAML of maps, lists and strings: the subset the card's metadata needs. */
-export function toYaml(value: Yaml, indent = ''): string[] {
-  if (typeof value === 'string') return [`${indent}${scalar(value)}`];
-  if (Array.isArray(value)) {
-    return (value as readonly Yaml[]).flatMap((item) => {
-      const [first, ...rest] = typeof item === 'string' ? [scalar(item)] : toYaml(item, `${indent}  `).map((l) => l.slice(indent.length + 2));
-      return [`${indent}- ${first}`, ...rest.map((l) => `${indent}  ${l}`)];
-    });
-  }
-  return Object.entries(value as Record<string, Yaml>).flatMap(([k, v]) =>
-    typeof v === 'string' ? [`${indent}${scalar(k)}: ${scalar(v)}`] : [`${indent}${scalar(k)}:`, ...toYaml(v, Array.isArray(v) ? indent : `${indent}  `)],
-  );
-}
-
-/** The Hub's size bucket of a row count. */
-export function sizeCategory(n: number): string {
-  const buckets: Array<[number, string]> = [
-    [1e3, 'n<1K'], [1e4, '1K<n<10K'], [1e5, '10K<n<100K'], [1e6, '100K<n<1M'], [1e7, '1M<n<10M'],
-    [1e8, '10M<n<100M'], [1e9, '100M<n<1B'], [1e10, '1B<n<10B'], [1e11, '10B<n<100B'], [1e12, '100B<n<1T'],
-  ];
-  return buckets.find(([limit]) => n < limit)?.[1] ?? 'n>1T';
-}
-
-function licenseMeta(l: LicenseDetection | undefined): Record<string, Yaml> {
-  if (l?.kind === 'known') return { license: l.ids.length === 1 ? l.ids[0]! : l.ids };
-  // `other` needs a license_name on the Hub; the card's License section says what was (not) found.
-  return { license: 'other', license_name: !l ? 'not-detected' : l.kind === 'none' ? 'no-license-file' : 'unrecognised-license' };
-}
-
-function frontMatter(input: CardInput): string[] {
-  const languages = [...new Set(input.verifiedRows.map((r) => r.language).filter((l): l is string => typeof l === 'string'))].sort();
-  const meta: Record<string, Yaml> = {
-    pretty_name: `Fix-chains of ${input.repo}`,
-    ...licenseMeta(input.license),
-    // Agents are asked to write a patch: text (code) generation; the Hub has no code-repair category.
-    task_categories: ['text-generation'],
-    tags: ['code', 'benchmark', 'software-engineering', 'swe-bench', 'fix-chains', ...languages],
-    // Every chain is a row of `verified` (`test` rows are a subset).
-    size_categories: [sizeCategory(input.verifiedRows.length)],
-    configs: [
-      { config_name: 'default', data_files: [{ split: 'test', path: 'data/test-*' }] },
-      { config_name: 'verified', data_files: [{ split: 'verified', path: 'verified/verified-*' }] },
-    ],
-  };
-  return ['---', ...toYaml(meta), '---'];
-}
-
 // ---- tables -------------------------------------------------------------------------------------
 
 /** A markdown table cell: one line, pipes escaped. */
@@ -159,40 +123,47 @@ function levels(known: readonly string[], rows: ReadonlyArray<Row>, keys: readon
   return [...known, ...[...seen].filter((v) => !known.includes(v) && v !== NOT_JUDGED).sort(), ...(seen.has(NOT_JUDGED) ? [NOT_JUDGED] : [])];
 }
 
-function perRepository(input: CardInput): string[] {
-  const repos = [...countBy(input.verifiedRows, 'repo').keys()];
-  const n = (rows: ReadonlyArray<Row>, repo: string, f: (r: Row) => boolean = () => true) => rows.filter((r) => r.repo === repo && f(r)).length;
+/** Every chain once: the funnel's rows, then any `verified` row a release carries that its funnel lacks. */
+function everyChain(input: CardInput): Row[] {
+  const ids = new Set(input.funnelRows.map((r) => r.instance_id));
+  return [...input.funnelRows, ...input.verifiedRows.filter((r) => !ids.has(r.instance_id))];
+}
+
+/** Every repository: those with chains, most first, then any the input names without one. */
+function repositories(input: CardInput): string[] {
+  const seen = [...countBy(everyChain(input), 'repo').keys()];
+  return [...seen, ...input.repos.map((r) => r.repo).filter((r) => !seen.includes(r))];
+}
+
+/** Per group (a repository, a language): its chains in `funnel`, gradeable, excluded, and its rows of `verified` and `test`. */
+function composition(input: CardInput, heading: string, groups: readonly string[], groupOf: (r: Row) => unknown): string[] {
+  // `test` rows have no language column: a row's group is read from its chain in `funnel` (or `verified`).
+  const byId = new Map([...input.funnelRows, ...input.verifiedRows].map((r) => [r.instance_id, groupOf(r)]));
+  const of = (r: Row) => groupOf(r) ?? byId.get(r.instance_id);
+  const n = (rows: ReadonlyArray<Row>, g: string, f: (r: Row) => boolean = () => true) => rows.filter((r) => of(r) === g && f(r)).length;
   return table(
-    ['repository', 'chains (`verified`)', 'gradeable', 'excluded', '`test` rows'],
-    repos.map((repo) => [repo, n(input.verifiedRows, repo), n(input.verifiedRows, repo, (r) => r.gradeable === true), n(input.verifiedRows, repo, (r) => r.excluded === true), n(input.testRows, repo)]),
+    [heading, 'mined chains (`funnel`)', 'gradeable', 'excluded', '`verified` rows', '`test` rows'],
+    groups.map((g) => [g, n(input.funnelRows, g), n(input.funnelRows, g, (r) => r.gradeable === true), n(input.funnelRows, g, (r) => r.excluded === true), n(input.verifiedRows, g), n(input.testRows, g)]),
   );
+}
+
+function perRepository(input: CardInput): string[] {
+  return composition(input, 'repository', repositories(input), (r) => r.repo);
 }
 
 /** The same counts per row language (python, javascript, typescript, go: the runner's, core/env/runners/language.ts). */
 function perLanguage(input: CardInput): string[] {
-  const langs = [...countBy(input.verifiedRows, 'language').keys()];
-  const testLanguage = new Map(input.verifiedRows.map((r) => [r.instance_id, r.language]));
-  const n = (rows: ReadonlyArray<Row>, lang: string, f: (r: Row) => boolean = () => true) => rows.filter((r) => r.language === lang && f(r)).length;
-  return table(
-    ['language', 'chains (`verified`)', 'gradeable', 'excluded', '`test` rows'],
-    langs.map((lang) => [
-      lang,
-      n(input.verifiedRows, lang),
-      n(input.verifiedRows, lang, (r) => r.gradeable === true),
-      n(input.verifiedRows, lang, (r) => r.excluded === true),
-      input.testRows.filter((r) => testLanguage.get(r.instance_id) === lang).length,
-    ]),
-  );
+  return composition(input, 'language', [...countBy(everyChain(input), 'language').keys()], (r) => r.language);
 }
 
 function miningCategories(input: CardInput): string[] {
-  const v = countBy(input.verifiedRows, 'mining_category');
+  const f = countBy(input.funnelRows, 'mining_category');
   const t = countBy(input.testRows, 'mining_category');
-  return table(['mining_category', 'meaning', '`verified`', '`test`'], [...v].map(([k, n]) => [k, MINING_CATEGORIES[k] ?? '', n, t.get(k) ?? 0]));
+  return table(['mining_category', 'meaning', '`funnel`', '`test`'], [...f].map(([k, n]) => [k, MINING_CATEGORIES[k] ?? '', n, t.get(k) ?? 0]));
 }
 
 function exclusions(input: CardInput): string[] {
-  const reasons = countBy(input.verifiedRows, 'exclusion_reason');
+  const reasons = countBy(input.funnelRows, 'exclusion_reason');
   if (!reasons.size) return ['No chain is excluded.'];
   return table(['exclusion_reason', 'chains', 'meaning'], [...reasons].map(([k, n]) => [k, n, EXCLUSION_REASONS[k as ExclusionReason] ?? '']));
 }
@@ -275,7 +246,7 @@ function funnelTable(f: Funnel): string[] {
     ['step', 'chains'],
     [
       ['fix candidates (discover)', f.candidates ?? 'not recorded'],
-      ['chains attributed to a PR1 (szz): `verified`', f.chains],
+      ['chains attributed to a PR1 (szz): `funnel`', f.chains],
       ['gradeable (validate: every state ran; F2P, P2P and anticipation sets non-empty)', f.gradeable],
       ['passed the judges (judge)', f.judged],
       ['`test` rows (emit: eval image built, gold patch grades X = 100%, Y = 0%)', f.test],
@@ -283,49 +254,85 @@ function funnelTable(f: Funnel): string[] {
   );
 }
 
+/** One repository's license in words, with the files it was read from and the commit. */
+function licenseWords(l: LicenseDetection): string {
+  const at = `at commit \`${l.commit.slice(0, 12)}\``;
+  const files = l.kind === 'none' ? '' : l.files.map((f) => `\`${f}\``).join(', ');
+  if (l.kind === 'known') return `${l.ids.map((id) => `${LICENSE_NAMES[id]} (\`${id}\`)`).join(' and ')}, read from ${files} ${at}`;
+  if (l.kind === 'unrecognised') return `not recognised: ${files} ${at} matches no license foresight recognises; read it before reusing its rows`;
+  return `unknown: no LICENSE or COPYING file ${at}; ask its owners before reusing its rows`;
+}
+
 function licenseSection(input: CardInput): string[] {
-  const l = input.license;
-  if (!l) return ['## License', '', `The rows hold code, tests and text from ${input.repo}, whose license was not detected: read the repository's license before reusing the data.`];
+  if (input.repos.length !== 1) {
+    return [
+      '## License',
+      '',
+      `The rows hold code, tests and text from ${input.repos.length} repositories, each row under the license of its own repository (its \`repo\`)${datasetLicenseMeta(input.repos).license === 'other' ? ', so the metadata says `other`' : ''}:`,
+      '',
+      ...table(['repository', 'license'], input.repos.map((r) => [r.repo, licenseWords(r.license)])),
+    ];
+  }
+  const { repo, license: l } = input.repos[0]!;
   const at = `at commit \`${l.commit.slice(0, 12)}\``;
   const files = l.kind === 'none' ? '' : l.files.map((f) => `\`${f}\``).join(', ');
   const body =
     l.kind === 'known'
-      ? `The rows hold code, tests and text from ${input.repo}, under its license: ${l.ids.map((id) => `${LICENSE_NAMES[id]} (\`${id}\`)`).join(' and ')}, read from ${files} ${at}.`
+      ? `The rows hold code, tests and text from ${repo}, under its license: ${licenseWords(l)}.`
       : l.kind === 'unrecognised'
-        ? `The rows hold code, tests and text from ${input.repo}. Its license file (${files} ${at}) matches no license foresight recognises, so the metadata says \`other\`: read that file before reusing the data.`
-        : `The rows hold code, tests and text from ${input.repo}, which has no LICENSE or COPYING file ${at}, so the metadata says \`other\`: its terms are unknown; ask its owners before reusing the data.`;
+        ? `The rows hold code, tests and text from ${repo}. Its license file (${files} ${at}) matches no license foresight recognises, so the metadata says \`other\`: read that file before reusing the data.`
+        : `The rows hold code, tests and text from ${repo}, which has no LICENSE or COPYING file ${at}, so the metadata says \`other\`: its terms are unknown; ask its owners before reusing the data.`;
   return ['## License', '', body];
 }
 
-/** README.md of the Hugging Face dataset: metadata so both configs load and the Hub files it, then what the rows are. */
-export function datasetCard(input: CardInput): string {
-  const { testRows, verifiedRows } = input;
-  const id = input.repoId ? checkRepoId(input.repoId) : REPO_ID_PLACEHOLDER;
-  const gradeable = verifiedRows.filter((r) => r.gradeable === true).length;
-  const lines = [
-    ...frontMatter(input),
-    '',
-    `# Fix-chains of ${input.repo}`,
-    '',
-    'Each row is a PR1 → PR2 chain: PR1 introduced or owned a behaviour, a later PR2 fixed an edge case PR1 missed.',
-    "An agent is given PR1's task (`problem_statement`, derived from PR1 only); PR2's tests (`ANTICIPATION_FAIL_TO_PASS`) are the held-out signal.",
-    '',
-    '```python',
-    'from datasets import load_dataset',
-    `test = load_dataset("${id}", split="test")`,
-    `verified = load_dataset("${id}", "verified", split="verified")`,
-    '```',
+/** The configs, what each holds and how to load it. */
+function configsSection(input: CardInput, id: string): string[] {
+  const republished = input.verifiedRows.filter((r) => r.excluded === true).length;
+  const latest = input.releaseSplits?.at(-1);
+  const split = (base: string) => latest ?? base;
+  return [
+    '## Configs',
     '',
     ...table(
-      ['measure', 'value'],
+      ['config', 'split', 'rows', 'what it holds'],
       [
-        ['chains in `test` (passed every gate)', testRows.length],
-        ['chains in `verified` (every candidate chain)', verifiedRows.length],
-        ['gradeable (F2P, P2P, anticipation non-empty; every state ran)', gradeable],
+        ['`default`', '`test`', input.testRows.length, `the chains that passed every gate, in the v1 schema (SWE-bench-compatible fields plus the anticipation set)${latest ? ': the first release\'s, frozen' : ''}`],
+        ['`verified`', `\`${split('verified')}\``, input.verifiedRows.length, `${latest ? "this release's chains that passed every gate, the new and the earlier releases' rows validated again" : 'the same chains'} in the verified schema: it adds \`language\`, PR2's own sets, the judges' verdicts, \`gradeable\` / \`excluded\` / \`exclusion_reason\`, and drops v1-only fields`],
+        ['`funnel`', `\`${split('funnel')}\``, input.funnelRows.length, `every ${latest ? 'chain this release mined' : 'mined chain'}, in the verified schema: the audit trail, each with \`gradeable\`, \`excluded\` and the \`exclusion_reason\` that kept it out`],
       ],
     ),
     '',
-    ...(input.funnel ? ['## From candidates to test rows', '', ...funnelTable(input.funnel), ''] : []),
+    ...(latest ? [`Each release adds its split to \`verified\` and \`funnel\` (${['verified', ...input.releaseSplits!].map((x) => `\`${x}\``).join(', ')}, oldest first) and leaves the earlier ones byte for byte as published: numbers measured on one stay valid.`, ''] : []),
+    '```python',
+    'from datasets import load_dataset',
+    `test = load_dataset("${id}", split="test")`,
+    `verified = load_dataset("${id}", "verified", split="${split('verified')}")`,
+    `funnel = load_dataset("${id}", "funnel", split="${split('funnel')}")`,
+    '```',
+    '',
+    "A `verified` row may carry `excluded = true`: a row an earlier release published that no longer holds, kept with its `exclusion_reason`; filter on `excluded` (or `gradeable`) to grade only the rows that hold." +
+      (republished ? ` This release has ${republished} such row${republished === 1 ? '' : 's'}.` : ''),
+  ];
+}
+
+/** README.md of the Hugging Face dataset: metadata so the three configs load and the Hub files it, then what the rows are. */
+export function datasetCard(input: CardInput): string {
+  const id = input.repoId ? checkRepoId(input.repoId) : REPO_ID_PLACEHOLDER;
+  const from = input.repos.length === 1 ? input.repos[0]!.repo : `${input.repos.length} repositories (${input.repos.map((r) => r.repo).join(', ')})`;
+  const lines = [
+    ...frontMatter(input),
+    '',
+    `# ${input.title}`,
+    '',
+    `Each row is a PR1 → PR2 chain mined from ${from}: PR1 introduced or owned a behaviour, a later PR2 fixed an edge case PR1 missed.`,
+    "An agent is given PR1's task (`problem_statement`, derived from PR1 only); PR2's tests (`ANTICIPATION_FAIL_TO_PASS`) are the held-out signal.",
+    '',
+    ...configsSection(input, id),
+    '',
+    '## From candidates to test rows',
+    '',
+    ...funnelTable(sumFunnels(input.repos.map((r) => r.funnel))),
+    '',
     ...(input.plots ?? []).flatMap((p) => [`![${cell(p.alt).replace(/[[\]]/g, '')}](${p.file})`, '']),
     '## Composition',
     '',
@@ -341,7 +348,7 @@ export function datasetCard(input: CardInput): string {
     '',
     ...miningCategories(input),
     '',
-    '### Exclusions in `verified`',
+    '### Exclusions in `funnel`',
     '',
     ...exclusions(input),
     '',
@@ -368,6 +375,7 @@ export function datasetCard(input: CardInput): string {
     '',
     ...licenseSection(input),
     '',
+    ...(input.changelog?.length ? ['## Changelog', '', ...input.changelog, ''] : []),
     `Generated by foresight ${input.foresightVersion}.`,
     '',
   ];

@@ -1,6 +1,5 @@
-import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { readManifest, toJsonl, writeAtomic } from '../../core/foundation/artifacts.ts';
+import { readManifest } from '../../core/foundation/artifacts.ts';
 import { revParse } from '../../core/foundation/git.ts';
 import type { StageContext, StageDef } from '../../core/foundation/stage.ts';
 import { FORESIGHT_VERSION } from '../../core/foundation/version.ts';
@@ -9,20 +8,25 @@ import { ForesightError } from '../../core/foundation/errors.ts';
 import { absoluteGitDir } from '../../core/foundation/git.ts';
 import { assertDockerReachable, connectDocker, containerLimits, EnvImages, ensureEvalImage, eraEnvironment, EVAL_REPO_PATH, getRunner, gradeInstance, gradeLimits, inspectImage, loadRecipe, packageSources, pushImage, runners } from '../../core/env/index.ts';
 import { rowSchema, TEST_COLUMNS, VERIFIED_COLUMNS } from './columns.ts';
-import { datasetCard } from './dataset-card.ts';
 import { detectLicense } from './license.ts';
-import { funnelOf, renderPlots, type Plot } from './plots.ts';
+import { funnelOf } from './plots.ts';
 import { testRow, verifiedRow, type EvalEntry, type RowContext } from './build-rows.ts';
 import { goldProblem } from './gold-check.ts';
 import { gradingBundle } from './grading-bundle.ts';
-import { writeParquet } from './write-parquet.ts';
+import { writeDataset } from './write-dataset.ts';
 
 // The gold gate's verdict, for the eval-image benchmark (bench/eval-images.ts) to judge rows as emit does.
 export { goldProblem } from './gold-check.ts';
 // The card's repository id is known only when publishing: publish replaces the placeholder.
-export { datasetCard, REPO_ID_PLACEHOLDER, setCardRepoId, type CardInput } from './dataset-card.ts';
+export { CONFIGS, datasetCard, REPO_ID_PLACEHOLDER, setCardRepoId, type CardInput, type DatasetRepo } from './dataset-card.ts';
 // The plots, for the HTML report; emit writes them to <dataset>/plots/*.svg.
-export { funnelOf, renderPlots, type Funnel, type Plot, type PlotInput, type RenderOptions } from './plots.ts';
+export { funnelOf, renderPlots, sumFunnels, type Funnel, type Plot, type PlotInput, type RenderOptions } from './plots.ts';
+// A dataset folder from built rows: one repository's emit, or a campaign's merged rows of several.
+export { writeDataset, type DatasetInput } from './write-dataset.ts';
+export { TEST_COLUMNS, VERIFIED_COLUMNS } from './columns.ts';
+export { readReleaseManifest, RELEASE_FILE, RELEASE_NAME, ReleaseManifestSchema, type ReleaseManifest } from './release-manifest.ts';
+export { readSplit, writeRelease, type ReleaseInput } from './write-release.ts';
+export { readParquetRows } from './write-parquet.ts';
 export { detectLicense, identifyLicense, type HubLicenseId, type LicenseDetection } from './license.ts';
 
 const VerifiedRowSchema = rowSchema(VERIFIED_COLUMNS);
@@ -49,14 +53,6 @@ export function hfDir(outDir: string): string {
   return join(outDir, 'hf');
 }
 
-/** Write the plots under the dataset folder, removing any other SVG a previous run left in plots/. */
-async function writePlots(dir: string, plots: readonly Plot[]): Promise<void> {
-  const keep = new Set(plots.map((p) => p.file));
-  const old = await readdir(join(dir, 'plots')).catch(() => [] as string[]);
-  for (const f of old) if (f.endsWith('.svg') && !keep.has(`plots/${f}`)) await rm(join(dir, 'plots', f), { force: true });
-  for (const p of plots) await writeAtomic(join(dir, ...p.file.split('/')), p.svg);
-}
-
 /**
  * The env image validation ran PR1 in must exist to build the eval image on it. Another run's cache policy
  * may have pruned it since: PR1's era is resolved again (its recipe, or the detected choice saved under
@@ -68,7 +64,7 @@ async function restoreEnvImage(image: string, c: JudgedChain, ctx: StageContext,
   const cfg = ctx.config.validate;
   const opts = {
     repo: ctx.repo.name, clone: ctx.repo.clone, gitDir: await absoluteGitDir(ctx.repo.clone), repoDir: ctx.repoDir, log: ctx.log, images: images(),
-    image: cfg.image, runner: cfg.runner, signal: ctx.signal, recipes: cfg.recipes,
+    image: cfg.image, runner: cfg.runner, signal: ctx.signal, recipes: cfg.recipes, language: cfg.language,
     limits: containerLimits(cfg),
   };
   // Validation may have moved PR1's era past install candidates its code outgrew: those are passed over in turn.
@@ -84,9 +80,9 @@ async function restoreEnvImage(image: string, c: JudgedChain, ctx: StageContext,
 }
 
 /**
- * emit: the `test` split (chains that passed every gate, v1 schema) and the `verified` config (every
- * chain, with gradeable / exclusion_reason), as Parquet in the Hugging Face layout plus JSONL copies
- * and a dataset card. Every gradeable chain gets its eval image (tier 3: the repository at base_commit
+ * emit: the `test` split and the `verified` config (the chains that passed every gate, in the v1 and the
+ * verified schema) and the `funnel` config (every chain, with gradeable / exclusion_reason), as Parquet in
+ * the Hugging Face layout plus JSONL copies and a dataset card (writeDataset). Every gradeable chain gets its eval image (tier 3: the repository at base_commit
  * over the PR1-era environment, no object of the future) and its grading bundle.
  */
 export const emitStage: StageDef<JudgedChain, Record<string, unknown>> = {
@@ -94,7 +90,7 @@ export const emitStage: StageDef<JudgedChain, Record<string, unknown>> = {
   entry: import.meta.url,
   // The registry and the eval images' history mode change every gradeable row's docker_image; the card's
   // license is read at the mined branch's head.
-  config: (cfg) => ({ image: cfg.validate.image, registry: cfg.images.registry, evalHistory: cfg.images.evalHistory, branch: cfg.discover.branch, recipes: cfg.validate.recipes }),
+  config: (cfg) => ({ image: cfg.validate.image, registry: cfg.images.registry, evalHistory: cfg.images.evalHistory, branch: cfg.discover.branch, recipes: cfg.validate.recipes, language: cfg.validate.language }),
   input: JudgedChainSchema,
   output: VerifiedRowSchema,
   // The card's funnel starts at discover's candidate count, and its license is read at the head discover mined.
@@ -122,7 +118,7 @@ export const emitStage: StageDef<JudgedChain, Record<string, unknown>> = {
     for (const c of gradeable) {
       ctx.signal.throwIfAborted();
       // The PR1 era's recipe: its test environment goes into the eval image, as validation ran with it.
-      const { recipe } = await loadRecipe(ctx.repo.name, ctx.repo.clone, c.pr1_head, { recipes: ctx.config.validate.recipes });
+      const { recipe } = await loadRecipe(ctx.repo.name, ctx.repo.clone, c.pr1_head, { recipes: ctx.config.validate.recipes, language: ctx.config.validate.language });
       const gone = c.env_image_pr1 ? await restoreEnvImage(c.env_image_pr1, c, ctx, images) : null;
       const res = gone ? null : await ensureEvalImage({
         docker, clone: ctx.repo.clone, envImage: c.env_image_pr1 ?? rc.image, baseCommit: c.pr1_base, runner: getRunner(c.runner),
@@ -152,29 +148,38 @@ export const emitStage: StageDef<JudgedChain, Record<string, unknown>> = {
       if (e?.problem && !c.excluded) return { ...c, excluded: { ...e.problem, stage: 'emit' } };
       return c;
     });
-    const verified = chains.map((c) => VerifiedRowSchema.parse(verifiedRow(c, rc, evalOf.get(c.instance_id) ?? null)));
-    const test = chains.filter((c) => c.gradeable && !c.excluded).map((c) => TestRowSchema.parse(testRow(c, rc, evalOf.get(c.instance_id)!)));
+    const funnel = chains.map((c) => VerifiedRowSchema.parse(verifiedRow(c, rc, evalOf.get(c.instance_id) ?? null)));
+    const passed = new Set(chains.filter((c) => c.gradeable && !c.excluded).map((c) => c.instance_id));
+    const verified = funnel.filter((r) => passed.has(r.instance_id as string));
+    const test = chains.filter((c) => passed.has(c.instance_id)).map((c) => TestRowSchema.parse(testRow(c, rc, evalOf.get(c.instance_id)!)));
 
-    const dir = hfDir(ctx.outDir);
-    await writeParquet(join(dir, 'data', 'test-00000-of-00001.parquet'), TEST_COLUMNS, test);
-    await writeParquet(join(dir, 'verified', 'verified-00000-of-00001.parquet'), VERIFIED_COLUMNS, verified);
-    await writeAtomic(join(dir, 'jsonl', 'test.jsonl'), toJsonl(test));
-    await writeAtomic(join(dir, 'jsonl', 'verified.jsonl'), toJsonl(verified));
     // The funnel starts at discover's fix candidates, which only its manifest records.
     const discovered = await readManifest(join(ctx.repoDir, 'discover'));
-    const funnel = funnelOf(chains, discovered?.stats.candidates ?? null);
     // The rows are the mined repository's code: its license, at the head the pipeline mined, is the dataset's.
     const license = await detectLicense(ctx.repo.clone, await revParse(ctx.repo.clone, ctx.config.discover.branch));
-    const plots = await renderPlots({ verifiedRows: verified, testRows: test, funnel }, { warn: (m) => ctx.log.warn(`plots: ${m}`) });
-    await writePlots(dir, plots);
-    await writeAtomic(
-      join(dir, 'README.md'),
-      datasetCard({ repo: ctx.repo.name, repoId: null, testRows: test, verifiedRows: verified, foresightVersion: FORESIGHT_VERSION, license, funnel, plots }),
-    );
-    ctx.log.info(`wrote ${dir}: test ${test.length} rows, verified ${verified.length} rows`);
+    const funnelCounts = funnelOf(chains, discovered?.stats.candidates ?? null);
+    const dir = hfDir(ctx.outDir);
+    await writeDataset(dir, {
+      title: `Fix-chains of ${ctx.repo.name}`,
+      repoId: null,
+      foresightVersion: FORESIGHT_VERSION,
+      repos: [{ repo: ctx.repo.name, license, funnel: funnelCounts }],
+      test,
+      verified,
+      funnel,
+      warn: (m) => ctx.log.warn(`plots: ${m}`),
+    });
+    ctx.log.info(`wrote ${dir}: test and verified ${test.length} rows, funnel ${funnel.length} rows`);
+    // The artifact is every chain (the funnel's rows): publish's gold gate and the summary read it. The funnel's
+    // steps are in the stats, for a dataset merged from several repositories' emits to sum.
+    const f = funnelCounts;
     return {
-      items: verified,
-      stats: { test_rows: test.length, verified_rows: verified.length, gradeable: verified.filter((r) => r.gradeable).length, eval_images: evals.filter((e) => e.image).length },
+      items: funnel,
+      stats: {
+        test_rows: test.length, verified_rows: verified.length, funnel_rows: funnel.length, gradeable: funnel.filter((r) => r.gradeable).length, eval_images: evals.filter((e) => e.image).length,
+        ...(f.candidates === null ? {} : { funnel_candidates: f.candidates }),
+        funnel_chains: f.chains, funnel_gradeable: f.gradeable, funnel_judged: f.judged, funnel_test: f.test,
+      },
     };
   },
 };

@@ -13,7 +13,7 @@ import type { JudgedChain } from '../../core/foundation/model/judged.ts';
 export interface Funnel {
   /** Fix candidates discover found (its manifest's stats); null when that manifest is absent. */
   candidates: number | null;
-  /** Chains SZZ attributed to a PR1: every row of `verified`. */
+  /** Chains SZZ attributed to a PR1: every row of `funnel`. */
   chains: number;
   /** Chains validation found gradeable (every state ran; F2P, P2P and anticipation sets non-empty). */
   gradeable: number;
@@ -33,9 +33,16 @@ export function funnelOf(chains: readonly JudgedChain[], candidates: number | nu
   return { candidates, chains: chains.length, gradeable: gradeable.length, judged: judged.length, test: chains.filter((c) => c.gradeable && !c.excluded).length };
 }
 
+/** The funnel of several repositories: each step summed; the candidates unknown when any repository's are. */
+export function sumFunnels(funnels: readonly Funnel[]): Funnel {
+  const sum = (k: Exclude<keyof Funnel, 'candidates'>) => funnels.reduce((n, f) => n + f[k], 0);
+  const candidates = funnels.some((f) => f.candidates === null) ? null : funnels.reduce((n, f) => n + f.candidates!, 0);
+  return { candidates, chains: sum('chains'), gradeable: sum('gradeable'), judged: sum('judged'), test: sum('test') };
+}
+
 export interface PlotInput {
-  /** Rows of the `verified` config (every chain). */
-  verifiedRows: ReadonlyArray<Record<string, unknown>>;
+  /** Rows of the `funnel` config (every mined chain). */
+  funnelRows: ReadonlyArray<Record<string, unknown>>;
   /** Rows of the `test` split. */
   testRows: ReadonlyArray<Record<string, unknown>>;
   funnel: Funnel;
@@ -50,7 +57,7 @@ export interface Plot {
   svg: string;
 }
 
-const SPLIT_COLORS = { domain: ['test', 'verified only'], range: ['#4c78a8', '#bab0ac'] };
+const SPLIT_COLORS = { domain: ['test', 'funnel only'], range: ['#4c78a8', '#bab0ac'] };
 const WIDTH = 560;
 const BASE = { $schema: 'https://vega.github.io/schema/vega-lite/v6.json', background: 'white', config: { font: 'sans-serif', view: { stroke: null } } } as const;
 
@@ -80,12 +87,12 @@ function funnelSpec(f: Funnel): TopLevelSpec {
 
 const inTest = (testRows: PlotInput['testRows']) => {
   const ids = new Set(testRows.map((r) => String(r.instance_id)));
-  return (r: Record<string, unknown>) => (ids.has(String(r.instance_id)) ? 'test' : 'verified only');
+  return (r: Record<string, unknown>) => (ids.has(String(r.instance_id)) ? 'test' : 'funnel only');
 };
 
 function gapSpec(input: PlotInput): TopLevelSpec {
   const split = inTest(input.testRows);
-  const values = input.verifiedRows.map((r) => ({ gap_days: Number(r.gap_days), split: split(r) }));
+  const values = input.funnelRows.map((r) => ({ gap_days: Number(r.gap_days), split: split(r) }));
   return {
     ...BASE,
     title: { text: 'Days between PR1 and PR2', subtitle: `merge to merge, ${plural(values.length, 'chain')}` },
@@ -135,7 +142,7 @@ function countY(n: number) {
 function setSizesSpec(input: PlotInput): TopLevelSpec {
   const split = inTest(input.testRows);
   // Gradeable chains: the ones whose sets are complete (every state ran).
-  const rows = input.verifiedRows.filter((r) => r.gradeable === true);
+  const rows = input.funnelRows.filter((r) => r.gradeable === true);
   const values = rows.flatMap((r) => SETS.map((set) => ({ set, size: setSize(r[set]), split: split(r) })));
   return {
     ...BASE,
@@ -183,7 +190,7 @@ export async function specToSvg(spec: TopLevelSpec, opts: RenderOptions = {}): P
 /** The dataset's plots, in the order the card shows them. */
 export async function renderPlots(input: PlotInput, opts: RenderOptions = {}): Promise<Plot[]> {
   const f = input.funnel;
-  const gradeable = input.verifiedRows.filter((r) => r.gradeable === true).length;
+  const gradeable = input.funnelRows.filter((r) => r.gradeable === true).length;
   return [
     {
       file: 'plots/funnel.svg',
@@ -194,7 +201,7 @@ export async function renderPlots(input: PlotInput, opts: RenderOptions = {}): P
     {
       file: 'plots/gap-days.svg',
       title: 'Days between PR1 and PR2',
-      alt: `Histogram of the days between PR1's and PR2's merges over ${plural(input.verifiedRows.length, 'chain')}`,
+      alt: `Histogram of the days between PR1's and PR2's merges over ${plural(input.funnelRows.length, 'chain')}`,
       svg: await specToSvg(gapSpec(input), opts),
     },
     {

@@ -264,6 +264,16 @@ export async function readParquetTable(path: string): Promise<Table> {
   }
 }
 
+/** The rows of a Parquet file as plain objects (int64 as numbers): a published dataset read back. */
+export async function readParquetRows(path: string): Promise<Array<Record<string, unknown>>> {
+  const table = await readParquetTable(path);
+  return table.toArray().map((r: { toJSON(): Record<string, unknown> }) => {
+    const o = r.toJSON();
+    for (const [k, v] of Object.entries(o)) if (typeof v === 'bigint') o[k] = Number(v);
+    return o;
+  });
+}
+
 /** Number of rows in a Parquet file, read back with parquet-wasm + apache-arrow. */
 export async function readParquetRowCount(path: string): Promise<number> {
   return (await readParquetTable(path)).numRows;

@@ -11,6 +11,7 @@ import { ValidatedChainSchema, type ValidatedChain } from '../../core/foundation
 export { validateChainKind, type ChainJob, type ChainJobResult } from './queue-job.ts';
 export { validateChainHandler, workerClonePath } from './worker-handler.ts';
 export { compareValidated, recheckChains, RECHECKED_SETS, type RecheckResult, type SetDifference } from './recheck.ts';
+export { chainOfRow, recheckRows, type PublishedRow, type RowRecheck, type RowRecheckOptions } from './recheck-rows.ts';
 
 /**
  * validate: run each chain's tests in Docker (no network, limited, non-root) at the five states, each

@@ -75,7 +75,7 @@ export class ChainWork {
   private envOpts(signal: AbortSignal, log: Logger): EnvironmentOptions {
     const { opts } = this;
     const cfg = opts.validate;
-    return { repo: opts.repo.name, clone: opts.repo.clone, gitDir: this.gitDir, repoDir: opts.repoDir, log, images: this.envImages, image: cfg.image, runner: cfg.runner, signal, recipes: cfg.recipes, limits: containerLimits(cfg) };
+    return { repo: opts.repo.name, clone: opts.repo.clone, gitDir: this.gitDir, repoDir: opts.repoDir, log, images: this.envImages, image: cfg.image, runner: cfg.runner, signal, recipes: cfg.recipes, language: cfg.language, limits: containerLimits(cfg) };
   }
 
   /** The bisection's probe budget (validate's settings). */
@@ -105,7 +105,7 @@ export class ChainWork {
   /** The recipe and runner of a commit's era, from the commit alone (no image, no container); null: only the chosen era tells. */
   testRules(commit: string): Promise<EraTestRules | null> {
     const { repo, validate: cfg } = this.opts;
-    return eraTestRules({ repo: repo.name, clone: repo.clone, recipes: cfg.recipes, image: cfg.image, runner: cfg.runner }, commit);
+    return eraTestRules({ repo: repo.name, clone: repo.clone, recipes: cfg.recipes, language: cfg.language, image: cfg.image, runner: cfg.runner }, commit);
   }
 
   /**

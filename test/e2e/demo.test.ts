@@ -64,7 +64,7 @@ describe.skipIf(!dockerUp)('make demo, end to end through real Docker', () => {
     expect(list(byId['minilib__3-8']!.ANTICIPATION_FAIL_TO_PASS)).toEqual(['tests/test_timeparse.py::test_parse_uppercase_units']);
     expect(byId['minilib__3-8']!.mining_category).toBe('szz');
     expect(byId['minilib__1-9']!.mining_category).toBe('cross_reference');
-    expect(first.stdout).toContain('2 chain(s) in the test split, 5 in verified');
+    expect(first.stdout).toContain('2 chain(s) in the test split and the verified config, 5 in funnel');
   });
 
   it('names an eval image per test row: the repository at base_commit, no object of the future, no grading-bundle file', async () => {
@@ -93,8 +93,8 @@ describe.skipIf(!dockerUp)('make demo, end to end through real Docker', () => {
       // A bundle file is either absent from the image or there in its base_commit version, never the graded one.
       for (const f of files) expect(stdout).not.toContain(`file ${f.path} ${createHash('sha256').update(f.content).digest('hex')}`);
     }
-    const verified = await jsonl(join(hf, 'jsonl', 'verified.jsonl'));
-    expect(verified.filter((r) => r.gradeable).every((r) => r.image_tier === '3')).toBe(true);
+    const funnel = await jsonl(join(hf, 'jsonl', 'funnel.jsonl'));
+    expect(funnel.filter((r) => r.gradeable).every((r) => r.image_tier === '3')).toBe(true);
   }, 120_000);
 
   it('foresight eval: the gold patches score X = 100%, Y = 0%; an empty prediction X = 0; a patch that does not apply is reported', async () => {
@@ -144,8 +144,8 @@ describe.skipIf(!dockerUp)('make demo, end to end through real Docker', () => {
     }
   }, 300_000);
 
-  it('keeps every other candidate in verified, excluded with the right reason', async () => {
-    const rows = await jsonl(join(hf, 'jsonl', 'verified.jsonl'));
+  it('keeps every other candidate in funnel, excluded with the right reason', async () => {
+    const rows = await jsonl(join(hf, 'jsonl', 'funnel.jsonl'));
     const reasons = Object.fromEntries(rows.map((r) => [r.instance_id, r.exclusion_reason]));
     expect(reasons).toEqual({
       'minilib__1-9': null,
@@ -163,7 +163,7 @@ describe.skipIf(!dockerUp)('make demo, end to end through real Docker', () => {
   });
 
   it('never lets the flaky test into any set', async () => {
-    for (const r of await jsonl(join(hf, 'jsonl', 'verified.jsonl'))) {
+    for (const r of await jsonl(join(hf, 'jsonl', 'funnel.jsonl'))) {
       for (const set of SETS) expect(list(r[set]), `${String(r.instance_id)} ${set}`).not.toContain(FLAKY);
     }
   });
@@ -195,21 +195,23 @@ describe.skipIf(!dockerUp)('make demo, end to end through real Docker', () => {
     expect(validate.filter((l) => /^minilib__\d+-\d+: /.test(String(l.msg)))).toEqual([]);
   });
 
-  it('loads with the real Hugging Face datasets library, both configs', async () => {
+  it('loads with the real Hugging Face datasets library, the three configs', async () => {
     await pythonWithDatasets();
     const out = await runPython(
       [
         'import json, sys, datasets',
         'test = datasets.load_dataset(sys.argv[1], split="test")',
         'ver = datasets.load_dataset(sys.argv[1], "verified", split="verified")',
-        'print(json.dumps({"test": sorted(test["instance_id"]), "verified": len(ver), "gradeable": sum(ver["gradeable"]),',
-        '  "f2p": json.loads(test[0]["FAIL_TO_PASS"]), "cols": "exclusion_reason" in ver.column_names and "ANTICIPATION_FAIL_TO_PASS" in test.column_names}))',
+        'fun = datasets.load_dataset(sys.argv[1], "funnel", split="funnel")',
+        'print(json.dumps({"test": sorted(test["instance_id"]), "verified": sorted(ver["instance_id"]), "funnel": len(fun), "gradeable": sum(fun["gradeable"]),',
+        '  "f2p": json.loads(test[0]["FAIL_TO_PASS"]), "cols": "exclusion_reason" in fun.column_names and "ANTICIPATION_FAIL_TO_PASS" in test.column_names}))',
       ].join('\n'),
       [hf],
     );
     expect(JSON.parse(out)).toEqual({
       test: ['minilib__1-9', 'minilib__3-8'],
-      verified: 5,
+      verified: ['minilib__1-9', 'minilib__3-8'],
+      funnel: 5,
       gradeable: 3,
       f2p: ['tests/test_text.py::test_slugify_basic'],
       cols: true,
@@ -347,11 +349,11 @@ describe.skipIf(!dockerUp)('make demo, end to end through real Docker', () => {
       });
       expect(llm.requests.length).toBeGreaterThan(0);
       expect(String(llm.requests[0]!.headers.authorization)).toContain(KEY);
-      const files = ['foresight.log.jsonl', 'judge/items.jsonl', 'judge/checkpoint.jsonl', 'emit/items.jsonl', 'emit/hf/jsonl/test.jsonl', 'emit/hf/jsonl/verified.jsonl', 'emit/hf/README.md'];
+      const files = ['foresight.log.jsonl', 'judge/items.jsonl', 'judge/checkpoint.jsonl', 'emit/items.jsonl', 'emit/hf/jsonl/test.jsonl', 'emit/hf/jsonl/verified.jsonl', 'emit/hf/jsonl/funnel.jsonl', 'emit/hf/README.md'];
       for (const f of files) expect(await readFile(join(repoDir, f), 'utf8'), f).not.toContain(KEY);
       // The echo happened and was redacted where it landed, so the test can fail.
       expect(await readFile(join(repoDir, 'judge/items.jsonl'), 'utf8')).toContain('authorized with <FORESIGHT_LLM_API_KEY>');
-      for (const f of ['data/test-00000-of-00001.parquet', 'verified/verified-00000-of-00001.parquet']) {
+      for (const f of ['data/test-00000-of-00001.parquet', 'verified/verified-00000-of-00001.parquet', 'funnel/funnel-00000-of-00001.parquet']) {
         const table = await readParquetTable(join(hf, f));
         expect(JSON.stringify(table.toArray().map((r) => r.toJSON()), (_k, v: unknown) => (typeof v === 'bigint' ? String(v) : v)), f).not.toContain(KEY);
       }

@@ -19,10 +19,15 @@ const docker = connectDocker();
 const dockerUp = await isDockerReachable(docker);
 if (!dockerUp && process.env.CI) throw new Error('Docker is not reachable: CI must run the red-team tests (run `make setup`)');
 
-/** Short runs (the hang), and a small disk (the fill): the defences, not the defaults, are under test. */
-const LIMITS: GradeLimits = { ...gradeLimits(defaultConfig().validate), timeoutSec: 15, diskBytes: 256 * 1024 * 1024 };
+/**
+ * Short runs (the hang), and a small disk (the fill): the defences, not the defaults, are under test. The
+ * demo's runs take a second or two: 10 s is only ever waited out by the attacks that never end.
+ */
+const LIMITS: GradeLimits = { ...gradeLimits(defaultConfig().validate), timeoutSec: 10, diskBytes: 256 * 1024 * 1024 };
 const ROW = 'minilib__1-9';
 const byName = (name: string): Attack => ATTACKS.find((a) => a.name === name)!;
+/** The attacks that never end wait out the run timeout (twice per part, then the gold check): they start first, the rest run beside them. */
+const NEVER_END = new Set(['hang', 'fork-bomb']);
 
 describe.skipIf(!dockerUp)('red team: an agent cannot buy a score by gaming the grader (demo, real Docker)', () => {
   let hf: string;
@@ -85,7 +90,7 @@ describe.skipIf(!dockerUp)('red team: an agent cannot buy a score by gaming the 
 
   // Concurrent: most attacks wait (timeouts, container starts) more than they compute.
   describe.concurrent('attacks', () => {
-  for (const a of ATTACKS) {
+  for (const a of [...ATTACKS].sort((x, y) => Number(NEVER_END.has(y.name)) - Number(NEVER_END.has(x.name)))) {
     it(`${a.name}: ${a.what} scores X = 0, Y = 0`, async ({ expect }) => {
       // While the hang keeps its container alive: the container is locked down.
       const [report, host] = await Promise.all([evalAttack(a, a.name === 'hang' ? INSPECTED : LIMITS), a.name === 'hang' ? inspectGradingContainer() : null]);
@@ -123,16 +128,16 @@ describe.skipIf(!dockerUp)('red team: an agent cannot buy a score by gaming the 
   });
 
   describe.concurrent('negative controls: the same attacks with the defences off', () => {
-    for (const name of ['root-conftest', 'nested-conftest', 'ini-addopts-plugin', 'pyproject-addopts', 'runtest-noop', 'source-runtest-noop', 'source-report-patch', 'report-rewrite', 'egg-info-entry-point']) {
-      it(`${name} buys X = 100 % without them`, async ({ expect }) => {
-        const g = await unguarded(byName(name));
-        expect(g.x, JSON.stringify(g)).toMatchObject({ kind: 'scored', value: 1 });
-      }, 120_000);
-    }
     for (const name of ['hang', 'broken-config']) {
       it(`${name} escapes into infra without them`, async ({ expect }) => {
         const g = await unguarded(byName(name));
         expect(g.x.kind, JSON.stringify(g.x)).toBe('infra');
+      }, 120_000);
+    }
+    for (const name of ['root-conftest', 'nested-conftest', 'ini-addopts-plugin', 'pyproject-addopts', 'runtest-noop', 'source-runtest-noop', 'source-report-patch', 'report-rewrite', 'egg-info-entry-point']) {
+      it(`${name} buys X = 100 % without them`, async ({ expect }) => {
+        const g = await unguarded(byName(name));
+        expect(g.x, JSON.stringify(g)).toMatchObject({ kind: 'scored', value: 1 });
       }, 120_000);
     }
   });

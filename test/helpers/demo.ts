@@ -32,7 +32,8 @@ const SECRETS = ['GITHUB_TOKEN', 'FORESIGHT_LLM_API_KEY', 'OPENAI_API_KEY', 'HF_
 export const DEMO_SECRET = 'sk-demo-secret-never-logged';
 
 /**
- * A data root holding the demo mined end to end by the real CLI (`foresight demo --jobs 2`), the caller's own copy.
+ * A data root holding the demo mined end to end by the real CLI (`foresight demo --jobs 4`: its chains' runs mostly
+ * wait on their containers, so four at a time take about 30 s where two take 50), the caller's own copy.
  * The demo is mined once per test run into the run's shared directory (test/global-setup.ts): the files
  * that only read its output do not each pay for mining it again.
  */
@@ -45,7 +46,7 @@ export async function minedDemoCopy(): Promise<string> {
     for (const k of SECRETS) delete env[k];
     // A planted key (no endpoint: the judges stay offline rules): test/e2e looks for it in every artifact.
     env['FORESIGHT_LLM_API_KEY'] = DEMO_SECRET;
-    const out = await run(join(ROOT, 'node_modules/.bin/tsx'), [join(ROOT, 'pipeline/bin.ts'), 'demo', '--data', partial, '--jobs', '2'], { cwd: ROOT, env, maxBuffer: 64 * 1024 * 1024 }).catch(
+    const out = await run(join(ROOT, 'node_modules/.bin/tsx'), [join(ROOT, 'pipeline/bin.ts'), 'demo', '--data', partial, '--jobs', '4'], { cwd: ROOT, env, maxBuffer: 64 * 1024 * 1024 }).catch(
       (e: { stderr?: string }) => {
         throw new Error(`foresight demo failed:\n${String(e.stderr ?? e).slice(-2000)}`);
       },

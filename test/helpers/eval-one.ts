@@ -9,7 +9,7 @@ import { runEval } from '../../pipeline/eval/index.ts';
 export type Row = Record<string, string | number | boolean | null>;
 
 /** The split's rows from emit's JSON lines (`<hf>/jsonl/<split>.jsonl`). */
-export async function emittedRows(hf: string, split: 'test' | 'verified'): Promise<Row[]> {
+export async function emittedRows(hf: string, split: 'test' | 'verified' | 'funnel'): Promise<Row[]> {
   return (await readFile(join(hf, 'jsonl', `${split}.jsonl`), 'utf8')).split('\n').filter(Boolean).map((l) => JSON.parse(l) as Row);
 }
 

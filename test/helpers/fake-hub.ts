@@ -16,6 +16,7 @@ import { createServer as createTcpServer, type AddressInfo, type Socket } from '
  *  - POST /api/datasets/{id}/commit/{rev}         NDJSON header / file / lfsFile / deletedFile; a parentCommit
  *                                                 that is not the head: 409
  *  - GET  /datasets/{id}/resolve/{rev}/{path}     the file (Range supported), 404 EntryNotFound
+ *  - POST /api/datasets/{id}/tag/{rev}            {tag, message?}: a tag on that revision; 409 when the tag exists
  * Writes need `Authorization: Bearer <token>`. `failNext` answers the next matching request with a status
  * (429 + Retry-After), and optionally a body of its own (a JSON value, or text sent as it is: a proxy's
  * page); `onNextCommit` runs just before the next commit is checked (another publisher).
@@ -39,6 +40,8 @@ export interface HubRepo {
   private: boolean;
   /** Commits of `main`, oldest first. */
   commits: HubCommit[];
+  /** Tag name -> the commit it names, and its message. */
+  tags: Map<string, { oid: string; message: string | null }>;
 }
 
 export interface HubRequest {
@@ -126,7 +129,7 @@ export async function startFakeHub(opts: { token?: string } = {}): Promise<FakeH
       if (b.type !== 'dataset') return send(400, { error: 'only datasets here' });
       const id = `${b.organization}/${b.name}`;
       if (repos.has(id)) return send(409, { error: 'You already created this dataset repo', url: `${baseUrl}/datasets/${id}` });
-      const repo: HubRepo = { id, private: b.visibility === 'private', commits: [] };
+      const repo: HubRepo = { id, private: b.visibility === 'private', commits: [], tags: new Map() };
       makeCommit(repo, 'initial commit', new Map([['.gitattributes', { content: Buffer.from(DEFAULT_GITATTRIBUTES), lfs: false }]]));
       repos.set(id, repo);
       return send(200, { url: `${baseUrl}/datasets/${id}`, name: id });
@@ -172,7 +175,7 @@ export async function startFakeHub(opts: { token?: string } = {}): Promise<FakeH
       return void res.end(file.content);
     }
 
-    const api = /^\/api\/datasets\/([^/]+\/[^/]+)(?:\/(revision|tree|preupload|commit)\/([^/]+)(?:\/(.*))?)?$/.exec(path);
+    const api = /^\/api\/datasets\/([^/]+\/[^/]+)(?:\/(revision|tree|preupload|commit|tag)\/([^/]+)(?:\/(.*))?)?$/.exec(path);
     if (!api) return notFound('NotFound', `no route ${method} ${path}`);
     const [, id, action, rev, rest] = api;
     const repo = repos.get(id!);
@@ -209,6 +212,14 @@ export async function startFakeHub(opts: { token?: string } = {}): Promise<FakeH
         uploadMode: LFS_PATTERNS.some((re) => re.test(f.path)) || f.size >= 10 * 1024 * 1024 || Buffer.from(f.sample, 'base64').includes(0) ? 'lfs' : 'regular',
       }));
       return send(200, { files });
+    }
+    if (method === 'POST' && action === 'tag') {
+      if (!authorized) return send(401, { error: 'Invalid credentials in Authorization header' });
+      const b = JSON.parse(body.toString('utf8')) as { tag?: string; message?: string };
+      if (!b.tag) return send(400, { error: 'tag is required' });
+      if (repo.tags.has(b.tag)) return send(409, { error: `Tag ${b.tag} already exists` });
+      repo.tags.set(b.tag, { oid: commit.oid, message: b.message ?? null });
+      return send(200, {});
     }
     if (method === 'POST' && action === 'commit') {
       if (!authorized) return send(401, { error: 'Invalid credentials in Authorization header' });

@@ -17,6 +17,11 @@ export async function mineValidated(clone: string, dataRoot: string, name: strin
   for (const only of ['discover', 'szz', 'extract', 'validate'] as StageName[]) {
     await runPipeline({ dataRoot, repo: { name, clone }, config, log: silentLogger, only });
   }
+  return readValidated(dataRoot, name);
+}
+
+/** The validated chains of `name` under `dataRoot`, read back through the schema. */
+export async function readValidated(dataRoot: string, name: string): Promise<ValidatedChain[]> {
   const lines = (await readFile(join(dataRoot, name.replace('/', '__'), 'validate', 'items.jsonl'), 'utf8')).split('\n').filter(Boolean);
   return lines.map((l) => ValidatedChainSchema.parse(JSON.parse(l)));
 }

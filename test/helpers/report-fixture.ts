@@ -1,4 +1,4 @@
-/** The report tests' fixtures: the CLI, the page's data, verified rows and a dataset layout in a scratch folder. */
+/** The report tests' fixtures: the CLI, the page's data, funnel rows and a dataset layout in a scratch folder. */
 import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -39,7 +39,7 @@ export async function pageData(file: string): Promise<ReportPageData> {
 export const jsonl = (rows: readonly unknown[]): string => rows.map((r) => JSON.stringify(r)).join('\n') + '\n';
 export const json = (v: unknown): string => JSON.stringify(v);
 
-/** A verified row with the columns the report reads (lists JSON-encoded, as emit writes them). */
+/** A funnel row (the verified schema) with the columns the report reads (lists JSON-encoded, as emit writes them). */
 export function row(id: string, over: Record<string, unknown> = {}): Record<string, unknown> {
   return {
     instance_id: id,
@@ -100,14 +100,16 @@ afterAll(async () => {
 });
 
 /**
- * data/acme__widgets/emit/hf with the given verified rows, the test split's rows (by default widgets__1-2,
- * eval_ready) and validate/items.jsonl beside it when given.
+ * data/acme__widgets/emit/hf with the given rows as the funnel (every chain), those the test split holds as
+ * `verified`, the test split's rows (by default widgets__1-2, eval_ready) and validate/items.jsonl beside it when given.
  */
 export async function layout(name: string, rows: unknown[], validate?: unknown[], test: unknown[] = [{ instance_id: 'widgets__1-2', eval_ready: true }]): Promise<string> {
   const repo = join(scratch, name, 'data', 'acme__widgets');
   const hf = join(repo, 'emit', 'hf');
   await mkdir(join(hf, 'jsonl'), { recursive: true });
-  await writeFile(join(hf, 'jsonl', 'verified.jsonl'), jsonl(rows));
+  const inTest = new Set(test.map((t) => (t as { instance_id: string }).instance_id));
+  await writeFile(join(hf, 'jsonl', 'funnel.jsonl'), jsonl(rows));
+  await writeFile(join(hf, 'jsonl', 'verified.jsonl'), jsonl(rows.filter((r) => inTest.has((r as { instance_id: string }).instance_id))));
   await writeFile(join(hf, 'jsonl', 'test.jsonl'), jsonl(test));
   if (validate) {
     await mkdir(join(repo, 'validate'), { recursive: true });

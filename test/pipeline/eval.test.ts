@@ -6,6 +6,7 @@
  */
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -17,7 +18,7 @@ import { silentLogger } from '../../core/foundation/log.ts';
 import { applyCachePolicy, connectDocker, ensureBaseImage, ensureEvalImage, envImageFor, isDockerReachable, type GradingBundle } from '../../core/env/index.ts';
 import { RecipeSchema } from '../../core/env/recipes/schema.ts';
 import { pytestRunner } from '../../core/env/runners/pytest/index.ts';
-import { gradeLimits, readPredictions, readRows, runEval, type EvalOptions } from '../../pipeline/eval/index.ts';
+import { formatReport, gradeLimits, readPredictions, readRows, runEval, type EvalOptions } from '../../pipeline/eval/index.ts';
 import { copyProject } from '../helpers/code-copy.ts';
 import { gitRepo, type GitRepo } from '../helpers/git-repo.ts';
 
@@ -159,6 +160,93 @@ describe('predictions and rows', () => {
   });
 });
 
+describe('--merged-after: only rows whose PR1 merged on or after the date are graded', () => {
+  const JAN = '2024-01-15T10:00:00Z';
+  // 2024-02-01 01:00 at +02:00 is 2024-01-31 23:00 UTC: before the cutoff, though its local day is not.
+  const LATE_JAN = '2024-02-01T01:00:00+02:00';
+  const FEB = '2024-02-01T00:00:00Z';
+  const MAR = '2024-03-20T08:30:00+01:00';
+  const CUTOFF = '2024-02-01T00:00:00.000Z';
+
+  it('rows before the date are left out (compared as instants), the date itself is kept; verified\'s left-out rows are not listed as not gradeable', async () => {
+    const d = await datasetDir('window-rows', {
+      test: [row('a__1-2', { created_at: JAN }), row('b__3-4', { created_at: LATE_JAN }), row('c__5-6', { created_at: FEB }), row('d__7-8', { created_at: MAR })],
+      verified: [
+        row('a__1-2', { created_at: JAN, gradeable: true }),
+        { instance_id: 'e__9-9', gradeable: false, docker_image: '', created_at: JAN },
+        row('d__7-8', { created_at: MAR, gradeable: true }),
+        { instance_id: 'f__9-9', gradeable: false, docker_image: '', created_at: MAR },
+      ],
+    });
+    const all = await readRows(d, 'test');
+    expect(all.window).toBeNull();
+    expect(all.rows.map((r) => r.instance_id)).toEqual(['a__1-2', 'b__3-4', 'c__5-6', 'd__7-8']);
+
+    const t = await readRows(d, 'test', CUTOFF);
+    expect(t.rows.map((r) => r.instance_id)).toEqual(['c__5-6', 'd__7-8']);
+    expect(t.window).toMatchObject({ date: CUTOFF, of: 4, leftOut: ['a__1-2', 'b__3-4'] });
+    expect(t.window!.leftOutRows.map((r) => r.instance_id)).toEqual(['a__1-2', 'b__3-4']);
+    // A prediction may still name a left-out row: every id of the split is known.
+    expect([...t.ids].sort()).toEqual(['a__1-2', 'b__3-4', 'c__5-6', 'd__7-8']);
+
+    const v = await readRows(d, 'verified', CUTOFF);
+    expect(v.rows.map((r) => r.instance_id)).toEqual(['d__7-8']);
+    expect(v.notGradeable).toEqual(['f__9-9']);
+    expect(v.window).toMatchObject({ of: 4, leftOut: ['a__1-2', 'e__9-9'] });
+    expect(v.window!.leftOutRows.map((r) => r.instance_id)).toEqual(['a__1-2']);
+  });
+
+  it('a prediction for a left-out row is counted as left out, not missing and not unknown; nothing is graded when no row left has a prediction', async () => {
+    const d = await datasetDir('window-preds', { test: [row('a__1-2', { created_at: JAN }), row('b__3-4', { created_at: MAR }), row('c__5-6', { created_at: MAR })] });
+    const preds = path.join(scratch, 'window-preds.jsonl');
+    await writeFile(preds, jsonl([{ instance_id: 'a__1-2', model_name_or_path: 'agent/v2', model_patch: 'diff --git a/x b/x\n' }]));
+    // The rows left point at no image: grading either of them would fail, so the run shows none was attempted.
+    const res = await runEval(evalOpts(d, { path: preds }, { mergedAfter: CUTOFF }));
+    expect(res).toMatchObject({ graded: 0, reused: 0 });
+    expect(res.reportPath).toBe(path.join(d, 'eval', 'test-agent_v2', 'report-merged-after-2024-02-01.json'));
+    const r = res.report;
+    expect(r.instances).toEqual([]);
+    expect(r.errors).toEqual([]);
+    expect(r.merged_after).toEqual({ date: CUTOFF, left_out: 1, of: 3, predictions_left_out: 1, instances: ['a__1-2'] });
+    expect(r.skipped.no_prediction).toEqual(['b__3-4', 'c__5-6']);
+    expect(r.aggregate).toMatchObject({ total: 2, submitted: 0, mean_X: 0, n_X: 2 });
+    expect(JSON.parse(await readFile(res.reportPath, 'utf8'))).toEqual(JSON.parse(JSON.stringify(r)));
+    const table = formatReport(r);
+    expect(table).toContain('--merged-after 2024-02-01: 1 of 3 row(s) left out (PR1 merged before it), 1 prediction(s) for them not graded; X, Y and gap are over the 2 left');
+    expect(table).toContain('0 of 2 submitted');
+  });
+
+  it('a date after every row is refused, naming the date and the newest PR1 merge date, before anything is graded', async () => {
+    const d = await datasetDir('window-empty', { test: [row('a__1-2', { created_at: JAN }), row('d__7-8', { created_at: MAR }), row('b__3-4', { created_at: LATE_JAN })] });
+    const err = await runEval(evalOpts(d, 'gold', { mergedAfter: '2024-06-01T00:00:00.000Z' })).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ForesightError);
+    expect((err as ForesightError).message).toBe(`--merged-after 2024-06-01 leaves no row of the test split: its newest PR1 merged ${MAR} (d__7-8)`);
+    expect((err as ForesightError).remedy).toMatch(/pass --merged-after 2024-03-20 or earlier, or leave the flag out/);
+    expect(existsSync(path.join(d, 'eval'))).toBe(false);
+  });
+
+  it('a row without a readable created_at is refused with its line named, only when the flag is given', async () => {
+    const d1 = await datasetDir('window-no-date', { test: [row('a__1-2', { created_at: JAN }), row('b__3-4')] });
+    await expect(readRows(d1, 'test', CUTOFF)).rejects.toThrow(/test\.jsonl:2: no created_at \(PR1's merge date\), which --merged-after reads/);
+    expect((await readRows(d1, 'test')).rows).toHaveLength(2);
+    const d2 = await datasetDir('window-bad-date', { test: [row('a__1-2', { created_at: 'last tuesday' })] });
+    await expect(readRows(d2, 'test', CUTOFF)).rejects.toThrow(/test\.jsonl:1: created_at "last tuesday" is not an ISO date/);
+  });
+
+  it('the CLI refuses a bad date in one line naming the flag, before Docker is reached', async () => {
+    const d = await datasetDir('window-cli', { test: [row('a__1-2', { created_at: JAN })] });
+    const res = await new Promise<{ code: number | null; stderr: string }>((done) => {
+      // An unreachable daemon: the date must be refused before it is tried.
+      const env = { ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('FORESIGHT_'))), DOCKER_HOST: 'tcp://127.0.0.1:1' };
+      execFile(path.join(ROOT, 'node_modules/.bin/tsx'), ['pipeline/bin.ts', 'eval', '--dataset', d, '--gold', '--merged-after', '2024-02-30'], { cwd: ROOT, env }, (err, _stdout, stderr) =>
+        done({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stderr }),
+      );
+    });
+    expect(res.code, res.stderr).toBe(1);
+    expect(res.stderr.trim()).toBe('foresight: --merged-after 2024-02-30 is not a date — pass --merged-after an ISO date such as 2023-01-01');
+  }, 60_000);
+});
+
 describe.skipIf(skip)('grading a dataset (real Docker, offline)', () => {
   let repo: GitRepo;
   let logDir: string;
@@ -219,9 +307,10 @@ describe.skipIf(skip)('grading a dataset (real Docker, offline)', () => {
         grading_bundle: JSON.stringify(bundle),
         ...over,
       });
+    // PR1 merge dates on both sides of 2024-02-01 (--merged-after); eval's grading keys do not read them.
     dataset = await datasetDir('dataset', {
-      test: [r('evalcmd__1-2'), r('evalcmd__1-3')],
-      verified: [r('evalcmd__1-2', { gradeable: true }), { instance_id: 'evalcmd__5-6', gradeable: false, docker_image: '' }],
+      test: [r('evalcmd__1-2', { created_at: '2024-01-10T09:00:00+01:00' }), r('evalcmd__1-3', { created_at: '2024-03-01T12:00:00Z' })],
+      verified: [r('evalcmd__1-2', { gradeable: true, created_at: '2024-01-10T09:00:00+01:00' }), { instance_id: 'evalcmd__5-6', gradeable: false, docker_image: '', created_at: '2024-03-01T12:00:00Z' }],
     });
   }, 600_000);
 
@@ -254,6 +343,22 @@ describe.skipIf(skip)('grading a dataset (real Docker, offline)', () => {
     expect(again).toMatchObject({ graded: 0, reused: 2 });
     expect(Date.now() - t0).toBeLessThan(5_000);
     expect(again.report.instances).toEqual(report.instances);
+  }, 300_000);
+
+  it('--merged-after 2024-02-01 grades only the later row; the earlier one keeps its checkpointed grade for a run without the flag', async () => {
+    const cut = await runEval(evalOpts(dataset, 'gold', { mergedAfter: '2024-02-01T00:00:00.000Z' }));
+    // Graded by the test above, or here when this test runs alone.
+    expect(cut.graded + cut.reused).toBe(1);
+    expect(cut.reportPath).toBe(path.join(dataset, 'eval', 'test-gold', 'report-merged-after-2024-02-01.json'));
+    expect(cut.report.instances.map((i) => [i.instance_id, i.X, i.Y])).toEqual([['evalcmd__1-3', 1, 0]]);
+    expect(cut.report.merged_after).toEqual({ date: '2024-02-01T00:00:00.000Z', left_out: 1, of: 2, predictions_left_out: 0, instances: ['evalcmd__1-2'] });
+    expect(cut.report.aggregate).toMatchObject({ total: 1, instances: 1, mean_X: 1, mean_Y: 0, mean_gap: 1, n_X: 1 });
+    expect(cut.report.skipped).toEqual({ no_prediction: [], not_gradeable: [] });
+    expect(formatReport(cut.report)).toMatch(/--merged-after 2024-02-01: 1 of 2 row\(s\) left out \(PR1 merged before it\); X, Y and gap are over the 1 left\n/);
+    const all = await runEval(evalOpts(dataset, 'gold'));
+    expect(all).toMatchObject({ graded: cut.graded === 1 ? 1 : 0, reused: cut.graded === 1 ? 1 : 2 });
+    expect(all.report.merged_after).toBeNull();
+    expect(all.report.instances.map((i) => i.instance_id)).toEqual(['evalcmd__1-2', 'evalcmd__1-3']);
   }, 300_000);
 
   it('a one-line change to the grader (core/env/container/grade.ts) makes a rerun grade every row again', async () => {

@@ -3,7 +3,8 @@
  * (test/helpers/fake-hub.ts): the demo is mined once, then published, raced, rate-limited, downloaded
  * back and loaded with the real `datasets` library; the gate is pinned by a test per refusal.
  */
-import { REPO_ID_PLACEHOLDER, setCardRepoId } from '../../stages/emit/index.ts';
+import { REPO_ID_PLACEHOLDER, setCardRepoId, TEST_COLUMNS, VERIFIED_COLUMNS } from '../../stages/emit/index.ts';
+import { writeParquet } from '../../stages/emit/write-parquet.ts';
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
@@ -53,7 +54,7 @@ describe.skipIf(!dockerUp)('foresight publish: the demo dataset to a local hub, 
   /** The files that must reach the hub, by repository path. */
   let expected: string[];
   let testIds: string[];
-  let verifiedRows: number;
+  let funnelRows: number;
 
   const env = (extra: Record<string, string | undefined> = {}) => ({ HF_ENDPOINT: hub.baseUrl, HF_TOKEN: hub.token, GITHUB_TOKEN: undefined, FORESIGHT_LLM_API_KEY: undefined, ...extra });
   const publish = (args: string[], extra: Record<string, string | undefined> = {}) => cli(['publish', ...args], env(extra));
@@ -74,10 +75,11 @@ describe.skipIf(!dockerUp)('foresight publish: the demo dataset to a local hub, 
     await pythonWithDatasets(); // the venv the product finds (FORESIGHT_PY_VENV, default .venv-test)
     hub = await startFakeHub();
     const list = async (sub: string, re: RegExp) => (await readdir(join(hf, sub)).catch(() => [])).filter((f) => re.test(f)).map((f) => `${sub}/${f}`);
-    expected = ['README.md', ...(await list('data', /\.parquet$/)), ...(await list('verified', /\.parquet$/)), ...(await list('plots', /\.svg$/))].sort();
+    expected = ['README.md', ...(await list('data', /\.parquet$/)), ...(await list('verified', /\.parquet$/)), ...(await list('funnel', /\.parquet$/)), ...(await list('plots', /\.svg$/))].sort();
+    expect(expected.filter((p) => p.endsWith('.parquet'))).toHaveLength(3);
     const jsonl = async (f: string) => (await readFile(join(hf, 'jsonl', f), 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
     testIds = (await jsonl('test.jsonl')).map((r) => String(r.instance_id));
-    verifiedRows = (await jsonl('verified.jsonl')).length;
+    funnelRows = (await jsonl('funnel.jsonl')).length;
   }, 900_000);
 
   afterAll(async () => {
@@ -122,11 +124,13 @@ describe.skipIf(!dockerUp)('foresight publish: the demo dataset to a local hub, 
         'import json, sys, datasets',
         'test = datasets.load_dataset(sys.argv[1], split="test")',
         'ver = datasets.load_dataset(sys.argv[1], "verified", split="verified")',
-        'print(json.dumps({"test": list(test["instance_id"]), "verified": ver.num_rows}))',
+        'fun = datasets.load_dataset(sys.argv[1], "funnel", split="funnel")',
+        'print(json.dumps({"test": list(test["instance_id"]), "verified": list(ver["instance_id"]), "funnel": fun.num_rows}))',
       ].join('\n'),
       [back],
     );
-    expect(JSON.parse(out.trim().split('\n').at(-1)!)).toEqual({ test: testIds, verified: verifiedRows });
+    expect(JSON.parse(out.trim().split('\n').at(-1)!)).toEqual({ test: testIds, verified: testIds, funnel: funnelRows });
+    expect(funnelRows).toBeGreaterThan(testIds.length);
   }, 180_000);
 
   it('a second publish of the same dataset commits nothing', async () => {
@@ -136,6 +140,34 @@ describe.skipIf(!dockerUp)('foresight publish: the demo dataset to a local hub, 
     expect(res.stdout).toContain('nothing to publish');
     expect(hub.repo('test/demo')!.commits).toHaveLength(commits);
   }, 180_000);
+
+  it('a published config is never rewritten unless --replace names it; --tag tags the published revision', async () => {
+    await publish(['--repo-id', 'test/demo-frozen', '--dataset', hf]);
+    const before = hub.headFiles('test/demo-frozen').get('data/test-00000-of-00001.parquet')!.content;
+    // The same dataset with one test row fewer: its test parquet differs from the published one.
+    const dir = await copyOfEmit('rewrite');
+    const rows = (await readFile(join(dir, 'hf', 'jsonl', 'test.jsonl'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    await writeParquet(join(dir, 'hf', 'data', 'test-00000-of-00001.parquet'), TEST_COLUMNS, rows.slice(1));
+    const commits = hub.repo('test/demo-frozen')!.commits.length;
+    const refused = await publish(['--repo-id', 'test/demo-frozen', '--dataset', join(dir, 'hf'), '--tag', 'r2']);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/publish refused: it would rewrite published config\(s\) test \(data\/test-00000-of-00001\.parquet\) on test\/demo-frozen/);
+    expect(refused.stderr).toMatch(/--replace test/);
+    expect(hub.repo('test/demo-frozen')!.commits).toHaveLength(commits);
+    expect(hub.headFiles('test/demo-frozen').get('data/test-00000-of-00001.parquet')!.content.equals(before)).toBe(true);
+    expect(hub.repo('test/demo-frozen')!.tags.size).toBe(0);
+
+    const replaced = await publish(['--repo-id', 'test/demo-frozen', '--dataset', join(dir, 'hf'), '--replace', 'test', '--tag', 'r2']);
+    expect(replaced.code, replaced.stderr).toBe(0);
+    const repo = hub.repo('test/demo-frozen')!;
+    expect(repo.commits).toHaveLength(commits + 1);
+    expect(repo.tags.get('r2')).toEqual({ oid: repo.commits.at(-1)!.oid, message: 'foresight release r2' });
+    expect(replaced.stdout).toContain(`tagged ${repo.commits.at(-1)!.oid} as r2`);
+    // A tag is given once.
+    const again = await publish(['--repo-id', 'test/demo-frozen', '--dataset', join(dir, 'hf'), '--tag', 'r2']);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toMatch(/already has a tag r2/);
+  }, 300_000);
 
   it('--dry-run --remote hub prints each operation with its size and storage, and changes nothing on the hub', async () => {
     const from = hub.requests.length;
@@ -302,6 +334,24 @@ describe.skipIf(!dockerUp)('foresight publish: the demo dataset to a local hub, 
       expect(res.code).toBe(1);
       expect(res.stderr.trim()).toMatch(new RegExp(`^foresight: publish refused: config default, split test, row ${pick!.row.instance_id}, column ${pick!.column} holds the value of <GITHUB_TOKEN>`));
       expect(res.stderr).not.toContain(pick!.value);
+    }, 180_000);
+
+    it('when the card lacks the funnel config, or a test row is not in verified', async () => {
+      const noFunnel = await copyOfEmit('no-funnel-config');
+      const card = await readFile(join(noFunnel, 'hf', 'README.md'), 'utf8');
+      const stripped = card.replace(/- config_name: funnel\n(  .*\n)+/, '');
+      expect(stripped).not.toBe(card);
+      await writeFile(join(noFunnel, 'hf', 'README.md'), stripped);
+      const a = await publish(['--repo-id', 'test/configs', '--dataset', join(noFunnel, 'hf'), '-q']);
+      expect(a.code).toBe(1);
+      expect(a.stderr.trim()).toMatch(/^foresight: publish refused: the card declares no `funnel` config \(split `funnel`\) \(datasets found: default, verified\) — rerun foresight emit/);
+
+      const lacking = await copyOfEmit('verified-lacking');
+      const rows = (await readFile(join(lacking, 'hf', 'jsonl', 'verified.jsonl'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+      await writeParquet(join(lacking, 'hf', 'verified', 'verified-00000-of-00001.parquet'), VERIFIED_COLUMNS, rows.filter((r) => r.instance_id !== 'minilib__3-8'));
+      const b = await publish(['--repo-id', 'test/configs', '--dataset', join(lacking, 'hf'), '-q']);
+      expect(b.code).toBe(1);
+      expect(b.stderr.trim()).toMatch(/^foresight: publish refused: 1 test row\(s\) are not in the `verified` config: minilib__3-8 — rerun foresight emit/);
     }, 180_000);
 
     it('when emit recorded a failed gold self-check for a test row', async () => {

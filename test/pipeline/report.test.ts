@@ -6,7 +6,7 @@
  * reading and escaping tests need neither Docker nor a browser.
  */
 import { existsSync } from 'node:fs';
-import { cp, readFile, writeFile } from 'node:fs/promises';
+import { cp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -35,7 +35,7 @@ describe('report data: read, escaped, refused when malformed', () => {
     expect(r.stdout.trim()).toBe(page);
     expect(existsSync(join(hf, 'report.html'))).toBe(false);
     const data = await pageData(page);
-    expect(data.rows.map((x) => [x.instance_id, x.split, x.eval_ready])).toEqual([['widgets__1-2', 'test', true], ['widgets__3-4', 'verified', null]]);
+    expect(data.rows.map((x) => [x.instance_id, x.split, x.eval_ready])).toEqual([['widgets__1-2', 'test', true], ['widgets__3-4', 'funnel', null]]);
     const st = data.rows[0]!.states!;
     expect(st.tests).toEqual(['t.py::test_a', 't.py::test_b', 't.py::test_c']);
     expect(st.states.map((s) => `${s.name}:${s.outcomes}`)).toEqual(['S1:f..', 'S2:p..', 'S3:.f.', 'S4:.f.', 'S5:.p~']);
@@ -59,15 +59,35 @@ describe('report data: read, escaped, refused when malformed', () => {
     const hf = await layout('bad-set', [row('widgets__1-2'), row('widgets__3-4', { PASS_TO_PASS: 'not json' })]);
     const r = await foresight(['report', '--dataset', hf, '--out', join(scratch, 'bad-set.html')]);
     expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(/verified\.jsonl:2: PASS_TO_PASS: is not a JSON-encoded value — emit the dataset again/);
+    expect(r.stderr).toMatch(/funnel\.jsonl:2: PASS_TO_PASS: is not a JSON-encoded value — emit the dataset again/);
     expect(r.stderr).not.toMatch(/\n\s+at .*\.(ts|js):\d+/);
     expect(existsSync(join(scratch, 'bad-set.html'))).toBe(false);
+  });
+
+  it('a row only `verified` holds (published earlier, now excluded) is marked verified; a folder without a funnel reads its verified.jsonl as every chain, and says so', async () => {
+    const hf = await layout('republished', [row('widgets__1-2'), row('widgets__3-4', { gradeable: false, excluded: true, exclusion_reason: 'pr1_no_tests' })]);
+    const republished = row('widgets__5-6', { excluded: true, exclusion_reason: 'gold_check_failed' });
+    await writeFile(join(hf, 'jsonl', 'verified.jsonl'), jsonl([row('widgets__1-2'), republished]));
+    const r = await foresight(['report', '--dataset', hf]);
+    expect(r.code, r.stderr).toBe(0);
+    const data = await pageData(join(hf, '..', 'report.html'));
+    expect(data.rows.map((x) => [x.instance_id, x.split])).toEqual([['widgets__1-2', 'test'], ['widgets__3-4', 'funnel'], ['widgets__5-6', 'verified']]);
+    expect(r.stderr).not.toMatch(/no funnel\.jsonl/);
+
+    // An older foresight's folder: verified.jsonl held every chain, and there is no funnel.jsonl.
+    const older = await layout('older', [row('widgets__1-2')]);
+    await writeFile(join(older, 'jsonl', 'verified.jsonl'), jsonl([row('widgets__1-2'), row('widgets__3-4', { gradeable: false, excluded: true, exclusion_reason: 'pr1_no_tests' })]));
+    await rm(join(older, 'jsonl', 'funnel.jsonl'));
+    const o = await foresight(['report', '--dataset', older]);
+    expect(o.code, o.stderr).toBe(0);
+    expect(o.stderr).toMatch(/has no funnel\.jsonl \(an older foresight wrote it\): every chain is read from verified\.jsonl/);
+    expect((await pageData(join(older, '..', 'report.html'))).rows.map((x) => [x.instance_id, x.split])).toEqual([['widgets__1-2', 'test'], ['widgets__3-4', 'funnel']]);
   });
 
   it('a folder that is not an emitted dataset is refused with the folder to pass', async () => {
     const r = await foresight(['report', '--dataset', scratch]);
     expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(/holds no jsonl\/verified\.jsonl — pass --dataset <the emitted dataset folder>/);
+    expect(r.stderr).toMatch(/holds no jsonl\/funnel\.jsonl — pass --dataset <the emitted dataset folder>/);
     const missing = await foresight(['report', '--dataset', join(scratch, 'nope')]);
     expect(missing.stderr).toMatch(/--dataset .*nope is not a folder/);
   });
@@ -84,14 +104,14 @@ describe.skipIf(skipBrowser)('the report page in headless Chromium', () => {
   /** The demo's page, written once by the CLI with the default --out. */
   let file: string;
   let browser: Browser;
-  let verified: Array<Record<string, string | boolean | null>>;
+  let funnel: Array<Record<string, string | boolean | null>>;
 
   beforeAll(async () => {
     if (!chromiumThere) throw new Error(`${CHROMIUM} is missing: install Debian's chromium (scripts/setup.sh does)`);
     if (!dockerUp) throw new Error('Docker is not reachable: the report test mines the demo (run scripts/setup.sh)');
     const data = await minedDemoCopy();
     hf = join(data, 'demo__minilib', 'emit', 'hf');
-    verified = (await readFile(join(hf, 'jsonl', 'verified.jsonl'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as Record<string, string | boolean | null>);
+    funnel = (await readFile(join(hf, 'jsonl', 'funnel.jsonl'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as Record<string, string | boolean | null>);
     file = await report(hf);
     browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
   }, 600_000);
@@ -132,10 +152,10 @@ describe.skipIf(skipBrowser)('the report page in headless Chromium', () => {
     return { files, added };
   }
 
-  it('loads with no console error, page error or request but itself, and filters the table of every verified chain', async () => {
+  it('loads with no console error, page error or request but itself, and filters the table of every mined chain (the funnel)', async () => {
     expect(file).toBe(join(hf, '..', 'report.html'));
     const { page, problems } = await open(file);
-    expect(await ids(page)).toEqual(verified.map((r) => r.instance_id));
+    expect(await ids(page)).toEqual(funnel.map((r) => r.instance_id));
     expect(await page.locator('#funnel').innerText()).toMatch(/test split\s+2/);
 
     await page.fill('#filter-text', 'minilib__3');
@@ -146,7 +166,7 @@ describe.skipIf(skipBrowser)('the report page in headless Chromium', () => {
     await page.selectOption('#filter-reason', '(none)');
     expect(await ids(page)).toEqual(['minilib__1-9', 'minilib__3-8']);
     await page.selectOption('#filter-reason', '');
-    await page.selectOption('#filter-split', 'verified');
+    await page.selectOption('#filter-split', 'funnel');
     expect(await ids(page)).toEqual(['minilib__4-11', 'minilib__5-12', 'minilib__6-10']);
     expect(await page.locator('#filter-count').innerText()).toBe('3 of 5 chains');
     expect(problems).toEqual([]);
@@ -156,7 +176,7 @@ describe.skipIf(skipBrowser)('the report page in headless Chromium', () => {
     const { page, problems } = await open(file);
     await page.click('a.chain-link:text-is("minilib__1-9")');
     expect(new URL(page.url()).hash).toBe('#chain=minilib__1-9');
-    const r = verified.find((x) => x.instance_id === 'minilib__1-9')!;
+    const r = funnel.find((x) => x.instance_id === 'minilib__1-9')!;
 
     for (const [box, diff] of [['#diff-pr1', `${r.patch}${r.test_patch}`], ['#diff-pr2', `${r.anticipation_patch}${r.anticipation_test_patch}`]] as const) {
       const facts = diffFacts(diff);
@@ -189,7 +209,7 @@ describe.skipIf(skipBrowser)('the report page in headless Chromium', () => {
     expect(await page.locator('#chain').getAttribute('data-id')).toBe('minilib__6-10');
     expect(await page.locator('#exclusion-reason').innerText()).toBe('unattributed');
     await page.click('#back');
-    expect(await ids(page)).toHaveLength(verified.length);
+    expect(await ids(page)).toHaveLength(funnel.length);
     await page.goto(pathToFileURL(file).href + '#chain=minilib__99-100');
     expect(await page.locator('#chain-missing').innerText()).toContain('minilib__99-100');
     expect(problems).toEqual([]);
@@ -208,8 +228,8 @@ describe.skipIf(skipBrowser)('the report page in headless Chromium', () => {
       `+${payload}`,
       '',
     ].join('\n');
-    const rows = verified.map((r) => (r.instance_id === 'minilib__1-9' ? { ...r, problem_statement: payload, pr2_problem_statement_raw: payload, test_patch: evilDiff } : r));
-    await writeFile(join(copy, 'jsonl', 'verified.jsonl'), jsonl(rows));
+    const rows = funnel.map((r) => (r.instance_id === 'minilib__1-9' ? { ...r, problem_statement: payload, pr2_problem_statement_raw: payload, test_patch: evilDiff } : r));
+    await writeFile(join(copy, 'jsonl', 'funnel.jsonl'), jsonl(rows));
     const planted = await report(copy, join(scratch, 'planted', 'report.html'));
     const { page, problems } = await open(planted, '#chain=minilib__1-9');
 

@@ -41,20 +41,23 @@ async function stopWhileContainersUp(p: Proc, sig: NodeJS.Signals, what: string)
   return { code, seconds: (Date.now() - t0) / 1000, left: await ownedBy(pid) };
 }
 
-describe('a signal stops a container-owning command with none of its containers left', () => {
+// Concurrent: the trials run side by side, each on its own copy of the demo (the stage command rewrites its validate output).
+describe.concurrent('a signal stops a container-owning command with none of its containers left', () => {
   let redis: TestRedis;
   let data: string;
+  let stageData: string;
   const procs: Proc[] = [];
   beforeAll(async () => {
     redis = await startRedis();
     data = await minedDemoCopy();
+    stageData = await minedDemoCopy();
   }, 900_000);
   afterAll(async () => {
     for (const p of procs) if (p.child.exitCode === null) p.child.kill('SIGKILL');
     await Promise.all(procs.map((p) => p.exit));
     await removeStaleContainers(docker);
     await redis?.stop();
-    if (data) await rm(data, { recursive: true, force: true });
+    for (const d of [data, stageData]) if (d) await rm(d, { recursive: true, force: true });
   });
 
   it('trial: two `foresight worker`s stopped by SIGTERM while validating chains left their warm foresight-env containers running (exit 143 after the grace period) → the worker stops its job at once, exits 143, leaves no container, and the job completes on another worker', async () => {
@@ -112,7 +115,7 @@ describe('a signal stops a container-owning command with none of its containers 
   }, 240_000);
 
   it('trial: a stage command (`foresight validate`) stopped by SIGHUP and `foresight eval` stopped by SIGINT mid-container → exit 129 and 130 at once, no container left', async () => {
-    const validate = foresight(['validate', '--repo', REPO, '--clone', join(data, 'demo__minilib', 'clone'), '--data', data, '--offline', '--force']);
+    const validate = foresight(['validate', '--repo', REPO, '--clone', join(stageData, 'demo__minilib', 'clone'), '--data', stageData, '--offline', '--force']);
     procs.push(validate);
     const v = await stopWhileContainersUp(validate, 'SIGHUP', 'foresight validate');
     expect(v.code, validate.stderr()).toBe(129);
@@ -120,7 +123,7 @@ describe('a signal stops a container-owning command with none of its containers 
     expect(v.left).toEqual([]);
     expect(validate.stderr()).toContain('interrupted by SIGHUP');
 
-    const grading = foresight(['eval', '--dataset', join(data, 'demo__minilib', 'emit', 'hf'), '--gold']);
+    const grading = foresight(['eval', '--dataset', join(stageData, 'demo__minilib', 'emit', 'hf'), '--gold']);
     procs.push(grading);
     const e = await stopWhileContainersUp(grading, 'SIGINT', 'foresight eval');
     expect(e.code, grading.stderr()).toBe(130);

@@ -128,7 +128,7 @@ describe.skipIf(skip)('trial: a file whose name is not UTF-8 (caf\\xe9) added by
   let dataRoot: string;
   let scratch: string;
   let test: Row[];
-  let verified: Row[];
+  let funnel: Row[];
   const hf = (): string => join(dataRoot, 'gen__cafe', 'emit', 'hf');
 
   beforeAll(async () => {
@@ -142,7 +142,7 @@ describe.skipIf(skip)('trial: a file whose name is not UTF-8 (caf\\xe9) added by
     const read = async (split: string): Promise<Row[]> =>
       (await readFile(join(hf(), 'jsonl', `${split}.jsonl`), 'utf8')).split('\n').filter(Boolean).map((l) => JSON.parse(l) as Row);
     test = await read('test');
-    verified = await read('verified');
+    funnel = await read('funnel');
   }, 600_000);
   afterAll(async () => {
     await repo?.remove();
@@ -164,7 +164,7 @@ describe.skipIf(skip)('trial: a file whose name is not UTF-8 (caf\\xe9) added by
 
   it("PR1's emitted patch and test patch name both files and apply at pr1_base to their bytes", async () => {
     const row = test.find((r) => r.instance_id === 'cafe__1-2');
-    expect(row, `test rows: ${test.map((r) => r.instance_id).join(', ')}; verified: ${JSON.stringify(verified.map((r) => [r.instance_id, r.exclusion_reason, r.exclusion_detail]))}`).toBeDefined();
+    expect(row, `test rows: ${test.map((r) => r.instance_id).join(', ')}; funnel: ${JSON.stringify(funnel.map((r) => [r.instance_id, r.exclusion_reason, r.exclusion_detail]))}`).toBeDefined();
     expect(row!.patch).toContain(`+++ "b/data/caf\\351.txt"`);
     expect(row!.test_patch).toContain(`+++ "b/tests/fixtures/caf\\351.txt"`);
     // What `git diff --stat` lists between the same commits, the patches hold: none is dropped.
@@ -209,8 +209,8 @@ describe.skipIf(skip)('trial: a file whose name is not UTF-8 (caf\\xe9) added by
   });
 
   it('a test module whose name is not UTF-8 excludes its chain (test_path_not_utf8), naming the file C-quoted', () => {
-    const row = verified.find((r) => r.instance_id === 'cafe__3-4');
-    expect(row, verified.map((r) => r.instance_id).join(', ')).toBeDefined();
+    const row = funnel.find((r) => r.instance_id === 'cafe__3-4');
+    expect(row, funnel.map((r) => r.instance_id).join(', ')).toBeDefined();
     expect(row!.exclusion_reason).toBe('test_path_not_utf8');
     expect(row!.exclusion_detail).toBe(`extract: PR #3's test file ${MODULE_Q} has a name that is not UTF-8`);
     expect(JSON.parse(row!.pr1_test_files)).toEqual([MODULE_Q]);

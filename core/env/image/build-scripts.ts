@@ -1,6 +1,7 @@
 /**
  * The shell scripts run in the env build container (see core/env/README.md), each as its user: the apt
- * step (root, with network), the prep step (root: the directories the install may write), the install
+ * step (root, with network), the prep step (root: the directories the install may write), a Node image's
+ * node and deps steps, a Go image's go deps step (BUILD_USER, with network), the install
  * step (BUILD_USER: the repository's own code runs here), the stop step (BUILD_USER: what it left running)
  * and the finish step (root: everything back to root, /tmp emptied).
  */
@@ -37,6 +38,8 @@ const PYPY = '3.7';
 export const GO_DIR = '/opt/go';
 /** The Go environment of the install step and of the image: offline, no cgo (no C compiler), no toolchain download. */
 export const GO_ENV = { GOMODCACHE: `${GO_DIR}/mod`, GOTOOLCHAIN: 'local', GOPROXY: 'off', CGO_ENABLED: '0', GOTELEMETRY: 'off' } as const;
+/** GO_ENV and the build user's caches, as the go deps and install steps export them. */
+const GO_EXPORT = `export ${Object.entries(GO_ENV).map(([k, v]) => `${k}=${v}`).join(' ')} GOCACHE=${GO_DIR}/cache GOPATH=${BUILD_HOME}/go`;
 
 /** Where a Node image keeps its Node and package manager (root's, from the prep step): `bin/node`, `bin/<client>`. */
 export const NODE_DIR = '/opt/node';
@@ -341,6 +344,27 @@ export function depsScript(t: NodeTools): string {
 }
 
 /**
+ * The go deps step of a Go image (BUILD_USER, with network; image/go-deps.ts says when it runs): the commit
+ * checked out, then `go mod download` through the configured proxy into GOMODCACHE, where the offline
+ * install step's own `go mod download` finds every module. GOPROXY comes only as the exec's variable
+ * FORESIGHT_GOPROXY (it may carry credentials), GOFLAGS as FORESIGHT_GOFLAGS; go.sum checks what arrives.
+ */
+export function goDepsScript(): string {
+  return [
+    ...BUILD_USER_PREAMBLE,
+    ...CHECKOUT,
+    GO_EXPORT,
+    '[ -n "${FORESIGHT_GOPROXY:-}" ] || fail 1 "no FORESIGHT_GOPROXY in the go deps step"',
+    'export GOPROXY="$FORESIGHT_GOPROXY" GOFLAGS="${FORESIGHT_GOFLAGS:-}"',
+    'step "go mod download (GOPROXY from the configuration${GOFLAGS:+, GOFLAGS=$GOFLAGS}; $(go version))"',
+    "go mod download || fail $? 'go mod download'",
+    // go.mod and go.sum as committed, should this go have tidied them.
+    'git checkout -q -- . 2>/dev/null',
+    `echo "[foresight] modules downloaded: $(find ${GO_ENV.GOMODCACHE}/cache/download -name '*.zip' 2>/dev/null | wc -l) zips in ${GO_ENV.GOMODCACHE}"`,
+  ].join('\n');
+}
+
+/**
  * The install step (BUILD_USER, no network): venv, clone of $FORESIGHT_COMMIT, the recipe's commands,
  * cleanup of its own files. The prep step has made VENV (and SETTINGS_DIR) its own.
  */
@@ -360,8 +384,9 @@ export function installScript(recipe: Pick<Recipe, 'install' | 'runner'> & { pyt
     ...BUILD_USER_PREAMBLE,
     ...venv,
     `export VIRTUAL_ENV=${VENV} PATH=${VENV}/bin:$PATH`,
-    // Go: modules and the build cache the runner starts from go into the image; nothing is downloaded.
-    ...(recipe.go ? [`export ${Object.entries(GO_ENV).map(([k, v]) => `${k}=${v}`).join(' ')} GOCACHE=${GO_DIR}/cache GOPATH=${BUILD_HOME}/go`] : []),
+    // Go: modules and the build cache the runner starts from go into the image; nothing is downloaded here
+    // (GOPROXY=off): modules come from vendor/ or the go deps step's module cache.
+    ...(recipe.go ? [GO_EXPORT] : []),
     // Node: its tools first on PATH; the deps step has installed node_modules in the work tree.
     ...(recipe.node ? [`export PATH=${NODE_DIR}/bin:$PATH`] : []),
     ...CHECKOUT,

@@ -1,22 +1,23 @@
 /**
  * Building one env image: the build container from the base (memory and pids limits, no capabilities but
  * those the root steps need), the apt step (root, network, then cut off), the prep step (root), a Node
- * image's node step (root) and deps step (BUILD_USER, network to the registry, scripts disabled, then cut
- * off), the install
- * step (offline, as BUILD_USER: the repository's code never runs as root), the stop and finish steps, `docker
- * commit` (see core/env/README.md).
+ * image's node step (root) and deps step (BUILD_USER, network to the registry, scripts disabled), a Go
+ * image's go deps step (BUILD_USER, network to the configured proxy; go-deps.ts), the network cut off, the
+ * install step (offline, as BUILD_USER: the repository's code never runs as root), the stop and finish
+ * steps, `docker commit` (see core/env/README.md).
  */
 import { appendFile, mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type Docker from 'dockerode';
 import { ForesightError } from '../../foundation/errors.ts';
 import { absoluteGitDir } from '../../foundation/git.ts';
-import { redact } from '../../foundation/secrets.ts';
+import { redact, registerSecret } from '../../foundation/secrets.ts';
 import { buildFields } from '../recipes/schema.ts';
 import { BASE_PYTHON, type BaseImage } from './base.ts';
-import { aptScript, BUILD_USER, depsScript, finishScript, GO_DIR, GO_ENV, installScript, NODE_DIR, NODE_MODULES, nodeScript, prepScript, STOP_SCRIPT, VENV, VENV_PYTHON } from './build-scripts.ts';
+import { aptScript, BUILD_USER, depsScript, finishScript, GO_DIR, GO_ENV, goDepsScript, installScript, NODE_DIR, NODE_MODULES, nodeScript, prepScript, STOP_SCRIPT, VENV, VENV_PYTHON } from './build-scripts.ts';
 import { forceRemove, ownerLabels, PID_LABEL, HOST_LABEL, RUN_LABEL, removeOnAbort } from '../container/cleanup.ts';
-import type { EnvBuildLimits, EnvCommon, EnvImageRequest, EnvImageResult } from './types.ts';
+import type { EnvBuildLimits, EnvCommon, EnvImageRequest, EnvImageResult, PackageSources } from './types.ts';
+import { goDepsSetup, noGoProxyHint } from './go-deps.ts';
 import { BASE_LABEL, COMMIT_LABEL, CREATED_LABEL, KEY_LABEL, REPO_LABEL } from './key.ts';
 import { runExec } from '../container/exec.ts';
 import { dockerError, logLine, splitRef, stepHeartbeat, type StepProgress } from './docker-image.ts';
@@ -124,12 +125,13 @@ export function clientError(text: string): string | null {
 /** A Node image's tools (fetched into the host's cache) and the registry its deps step reaches, or why it cannot be built. */
 type NodeSetup = { ok: true; tools: NodeTools; dir: string; npm: NpmSources } | { ok: false; reason: string };
 
-async function nodeSetup(recipe: EnvImageRequest['recipe']): Promise<NodeSetup> {
-  const resolved = await resolveNodeTools(recipe);
+async function nodeSetup(recipe: EnvImageRequest['recipe'], sources: PackageSources | undefined): Promise<NodeSetup> {
+  const registry = { registry: sources?.npmRegistry ?? null };
+  const resolved = await resolveNodeTools(recipe, registry);
   if (!resolved.ok) return resolved;
-  const fetched = await fetchNodeTools(resolved.tools);
+  const fetched = await fetchNodeTools(resolved.tools, registry);
   if (!fetched.ok) return fetched;
-  return { ok: true, tools: resolved.tools, dir: fetched.dir, npm: await npmSources() };
+  return { ok: true, tools: resolved.tools, dir: fetched.dir, npm: await npmSources({ registry: sources?.npmRegistry, token: sources?.npmToken }) };
 }
 
 /** Appends text to a build log, redacted. */
@@ -208,7 +210,10 @@ export async function buildEnv(
   logPath: string,
   t0: number,
   pipSourcesOf: () => Promise<PipSources>,
+  sources?: PackageSources,
 ): Promise<EnvImageResult> {
+  // A library caller's sources were never loaded as secrets: registered here too.
+  registerSecret('npm registry token', sources?.npmToken);
   const timeoutSec = req.timeoutSec ?? DEFAULT_BUILD_TIMEOUT_SEC;
   const deadline = t0 + timeoutSec * 1000;
   const limits = envBuildLimits(req.limits);
@@ -217,9 +222,12 @@ export async function buildEnv(
   const apt = aptScript(req.recipe);
   const install = installScript(req.recipe);
   // A Node image: its tools from the host's cache (mounted read-only), its registry reached by the deps step.
-  const node: NodeSetup | null = req.recipe.node ? await nodeSetup(req.recipe) : null;
+  const node: NodeSetup | null = req.recipe.node ? await nodeSetup(req.recipe, sources) : null;
   const nodeBinds = node?.ok ? [`${node.dir}:${NODE_DIST_MOUNT}:ro`, ...node.npm.binds] : [];
-  const hostConfig = envBuildHostConfig({ limits, apt: apt !== null, network: apt !== null || node?.ok === true, binds: [`${gitDir}:/src:ro`, ...pip.binds, ...nodeBinds] });
+  // A Go image whose modules come from the configured proxy: the go deps step, with the network.
+  const goDeps = goDepsSetup(req.recipe, sources);
+  const depsOnline = node?.ok === true || goDeps !== null;
+  const hostConfig = envBuildHostConfig({ limits, apt: apt !== null, network: apt !== null || depsOnline, binds: [`${gitDir}:/src:ro`, ...pip.binds, ...nodeBinds] });
   const header = [
     `# ${common.image}`,
     `# repo ${req.repo} commit ${req.commit}`,
@@ -229,6 +237,7 @@ export async function buildEnv(
     ...pip.notes.map((n) => `# ${n}`),
     `# python ${req.recipe.python === 'auto' ? BASE_PYTHON : req.recipe.python} (Debian ${releaseOf(req.recipe.python)})`,
     ...(node === null ? [] : node.ok ? [`# node ${node.tools.node.version}, ${node.tools.client.pkg} ${node.tools.client.version}`, ...node.npm.notes.map((n) => `# ${n}`)] : [`# node: ${node.reason}`]),
+    ...(goDeps?.notes.map((n) => `# ${n}`) ?? []),
     `# limits ${limits.memoryBytes / 1024 / 1024} MiB, ${limits.pidsLimit} pids; capabilities ${hostConfig.CapAdd.join(' ')} (root steps only); install as ${BUILD_USER}`,
     `# started ${new Date().toISOString()}`,
     '',
@@ -280,12 +289,15 @@ export async function buildEnv(
       logLine(req.log, `${short}: ${step} step (${Math.round((Date.now() - t0) / 1000)} s into the build)`);
       return runBuildStep(container, script, env, deadline, append, 'docker exec in the env build container failed', user, { log: req.log, what: `${short} ${step}` }, secretEnv);
     };
+    let online = hostConfig.NetworkMode !== 'none';
     const disconnect = async (): Promise<void> => {
+      if (!online) return;
       try {
         await docker.getNetwork('bridge').disconnect({ Container: container.id, Force: true });
       } catch (err) {
         throw dockerError('cannot disconnect the env build container from the network', err);
       }
+      online = false;
       await append('# network disconnected\n');
     };
 
@@ -295,8 +307,8 @@ export async function buildEnv(
       if (res.exitCode !== 0) {
         return await fail(`apt-get install ${req.recipe.systemPackages.join(' ')} failed (exit ${res.exitCode})\n${lastLines(res.text)}`);
       }
-      // A Node image keeps the network for its deps step.
-      if (!node?.ok) await disconnect();
+      // A Node image keeps the network for its deps step, a Go image for its go deps step.
+      if (!depsOnline) await disconnect();
     }
 
     // Nothing of the repository has run yet: a failure here is the image's or Docker's, not the candidate's.
@@ -321,12 +333,23 @@ export async function buildEnv(
         const why = clientError(deps.text);
         return await fail(withKillHint(`${failedStepTail(deps.text)}${why ? `\n${why}` : ''}`, limits));
       }
-      await disconnect();
     }
+
+    if (goDeps !== null) {
+      // The modules go.sum names, from the proxy into the module cache; no code of the repository runs.
+      const deps = await exec('go deps', goDepsScript(), [`FORESIGHT_COMMIT=${req.commit}`, ...goDeps.env], BUILD_USER, goDeps.secretEnv);
+      if (deps.timedOut) return await fail(`timed out after ${timeoutSec} s during the go deps step\n${redact(lastLines(deps.text))}`);
+      if (deps.exitCode !== 0) return await fail(withKillHint(redact(failedStepTail(deps.text)), limits));
+    }
+    // Then no network for the repository's own code.
+    await disconnect();
 
     const res = await exec('install', install, [`FORESIGHT_COMMIT=${req.commit}`, ...pip.env], BUILD_USER);
     if (res.timedOut) return await fail(`timed out after ${timeoutSec} s\n${lastLines(res.text)}`);
-    if (res.exitCode !== 0) return await fail(withKillHint(failedStepTail(res.text), limits));
+    if (res.exitCode !== 0) {
+      const hint = /GOPROXY=off/.test(res.text) ? noGoProxyHint(req.recipe, sources) : null;
+      return await fail(withKillHint(`${failedStepTail(res.text)}${hint ? `\n${hint}` : ''}`, limits));
+    }
 
     for (const [script, user, what] of [
       [STOP_SCRIPT, BUILD_USER, 'stop'],

@@ -9,7 +9,7 @@ import { normaliseDist } from '../recipes/test-imports.ts';
 import { BASE_SCRIPT, baseImageTag } from './base.ts';
 import { envImageKey } from './key.ts';
 import { releaseOf } from './release.ts';
-import type { EnvImageRequest, EnvImageResult } from './types.ts';
+import type { EnvImageRequest, EnvImageResult, PackageSources } from './types.ts';
 
 type Ok = Extract<EnvImageResult, { ok: true }>;
 
@@ -30,8 +30,8 @@ export interface Entry {
 export type Retry = { drop: string[]; relax: string[] };
 
 /** A candidate's env key on its base's tag (the build script's hash per release), not the base's id: no base is built to look up a choice. */
-export async function candidateKey(req: Omit<EnvImageRequest, 'recipe'>, c: RecipeCandidate): Promise<string> {
-  return (await envImageKey({ clone: req.clone, commit: req.commit, recipe: c.recipe, baseId: await baseImageTag(BASE_SCRIPT, releaseOf(c.recipe.python)) })).key;
+export async function candidateKey(req: Omit<EnvImageRequest, 'recipe'>, c: RecipeCandidate, sources?: PackageSources): Promise<string> {
+  return (await envImageKey({ clone: req.clone, commit: req.commit, recipe: c.recipe, baseId: await baseImageTag(BASE_SCRIPT, releaseOf(c.recipe.python)), sources })).key;
 }
 
 /** What an installed candidate left out: the requirements it drops by name and those its build log says were skipped. */

@@ -151,7 +151,8 @@ export class EnvChoices {
   /** The first candidate that installs at `req.commit` (and gives a usable report there), reusing what earlier runs learned. */
   async choose(opts: ChooseEnvOptions): Promise<ChosenEnv> {
     const { req, candidates } = opts;
-    const keys = await Promise.all(candidates.map((c) => candidateKey(req, c)));
+    // The run's sources: a Go candidate rejected without a proxy is another candidate with one.
+    const keys = await Promise.all(candidates.map((c) => candidateKey(req, c, opts.images.sources)));
     const passOver = opts.passOver ?? [];
     const eraKey = (passOver.length ? fingerprint('foresight-env-choice/1', keys, [...passOver].sort()) : fingerprint('foresight-env-choice/1', keys)).slice(0, 24);
     // Chains of one era asking at once (validate's jobs, its image look-ahead) share one choice: one build, one check.
@@ -237,7 +238,7 @@ export class EnvChoices {
         next = { drop: [...e.drop, ...freshDrop], relax: [...e.relax.filter((r) => !has(freshDrop, r)), ...freshRelax] };
       }
       const derived = next.drop.length <= MAX_DROPPED ? withoutRequirements(e.origin, next.drop, next.relax) : null;
-      const key = derived === null ? null : await candidateKey(req, derived);
+      const key = derived === null ? null : await candidateKey(req, derived, opts.images.sources);
       const them = (n: string[]): string => (n.length > 1 ? 'them' : 'it');
       const parts = [
         ...(freshDrop.length ? [`without ${freshDrop.join(', ')} (the offline wheels cannot provide ${them(freshDrop)}; the PR's tests do not import ${them(freshDrop)})`] : []),

@@ -53,6 +53,11 @@ export class EnvImages {
     this.docker = opts.docker ?? connectDocker();
   }
 
+  /** Where this run's builds fetch packages (a Go image's go deps step keys its image). */
+  get sources(): PackageSources | undefined {
+    return this.opts.sources;
+  }
+
   /** A release's base image (default bookworm), reused or built once for this run. */
   ensureBase(log?: BuildLog, release: BaseRelease = DEFAULT_RELEASE): Promise<BaseImage> {
     let base = this.bases.get(release);
@@ -84,7 +89,7 @@ export class EnvImages {
     const docker = req.docker ?? this.docker;
     await assertDockerReachable(docker);
     const base = await this.ensureBase(req.log, releaseOf(req.recipe.python));
-    const { key, files } = await envImageKey({ clone: req.clone, commit: req.commit, recipe: req.recipe, baseId: base.id });
+    const { key, files } = await envImageKey({ clone: req.clone, commit: req.commit, recipe: req.recipe, baseId: base.id, sources: this.opts.sources });
     const image = envImageTag(key);
     const common = { image, key, baseImage: base.image, dependencyFiles: files };
     const logPath = path.join(req.logDir ?? defaultLogDir(), `${ENV_REPOSITORY}-${key}.log`);
@@ -110,7 +115,7 @@ export class EnvImages {
       async () => {
         // Another process may have built it while we waited for the lock.
         if (await inspectImage(docker, image)) return reused();
-        return buildEnv(docker, req, base, common, logPath, t0, () => this.pipSources());
+        return buildEnv(docker, req, base, common, logPath, t0, () => this.pipSources(), this.opts.sources);
       },
       (ms) => logLine(req.log, `waiting ${formatDuration(ms)} for another process building ${image}`),
     );

@@ -3,8 +3,10 @@ import { fingerprint } from '../../foundation/fingerprint.ts';
 import { git } from '../../foundation/git.ts';
 import { matchesAny } from '../../foundation/glob.ts';
 import { buildFields, type Recipe } from '../recipes/schema.ts';
-import { aptScript, depsScript, finishScript, installScript, nodeScript, prepScript, STOP_SCRIPT } from './build-scripts.ts';
+import { aptScript, depsScript, finishScript, goDepsScript, installScript, nodeScript, prepScript, STOP_SCRIPT } from './build-scripts.ts';
+import { goDepsKeyParts } from './go-deps.ts';
 import { resolveNodeTools } from './node-dist.ts';
+import type { PackageSources } from './types.ts';
 
 export const ENV_REPOSITORY = 'foresight-env';
 /** Database services' images (core/env/services/image.ts); the cache policy prunes them with the env images. */
@@ -42,16 +44,19 @@ export interface EnvKeyInput {
   recipe: Recipe;
   /** Docker id of the base image. */
   baseId: string;
+  /** The build's package sources: whether a Go image has its go deps step, and its GOFLAGS, key it; the npm registry only resolves a Node image's exact tools. */
+  sources?: Pick<PackageSources, 'goProxy' | 'goFlags' | 'npmRegistry'> | null;
 }
 
 /**
  * The env image key (24 hex digits) and the dependency files it covers. A Node recipe's key also covers its
  * exact Node and client (image/node-dist.ts; the node step names their tarballs) and its deps step, or why
- * they cannot be had (its build then fails with that reason); other recipes' keys have nothing of it.
+ * they cannot be had (its build then fails with that reason); a Go image's, its go deps step and GOFLAGS when
+ * it has that step (go-deps.ts; never the proxy); other recipes' keys have nothing of it.
  */
 export async function envImageKey(input: EnvKeyInput): Promise<{ key: string; files: DependencyFile[] }> {
   const files = await dependencyFiles(input.clone, input.commit, input.recipe.dependencyFiles);
-  const node = input.recipe.node ? await resolveNodeTools(input.recipe) : null;
+  const node = input.recipe.node ? await resolveNodeTools(input.recipe, { registry: input.sources?.npmRegistry ?? null }) : null;
   const key = fingerprint(
     'foresight-env/1',
     input.baseId,
@@ -63,6 +68,7 @@ export async function envImageKey(input: EnvKeyInput): Promise<{ key: string; fi
     finishScript(input.recipe),
     files,
     ...(node === null ? [] : [node.ok ? [nodeScript(node.tools), depsScript(node.tools)] : { unresolved: node.reason }]),
+    ...goDepsKeyParts(input.recipe, input.sources, goDepsScript()),
   ).slice(0, 24);
   return { key, files };
 }

@@ -69,6 +69,14 @@ export interface NodeDistOptions {
   dir?: string;
   /** The host's npm (tests pass a fake). */
   npm?: RunNpm;
+  /** The registry to ask instead of the host npm's (config packages.npmRegistry). */
+  registry?: string | null;
+}
+
+/** The npm to run: the given one, told the configured registry when there is one. */
+function npmOf(opts: NodeDistOptions): RunNpm {
+  const npm = opts.npm ?? runNpm;
+  return opts.registry ? (args, cwd) => npm([...args, `--registry=${opts.registry}`], cwd) : npm;
 }
 
 /** The last line of npm's error output: why a command failed. */
@@ -140,10 +148,10 @@ const resolved = new Map<string, Promise<NodeToolsResult>>();
  */
 export function resolveNodeTools(recipe: { node?: string | undefined; packageManager?: string | undefined }, opts: NodeDistOptions = {}): Promise<NodeToolsResult> {
   const dir = opts.dir ?? nodeDistDir();
-  const key = `${dir}\0${recipe.node}\0${recipe.packageManager}`;
+  const key = `${dir}\0${recipe.node}\0${recipe.packageManager}\0${opts.registry ?? ''}`;
   const memo = resolved.get(key);
   if (memo) return memo;
-  const p = resolveOnce(recipe, dir, opts.npm ?? runNpm);
+  const p = resolveOnce(recipe, dir, npmOf(opts));
   resolved.set(key, p);
   void p.then((r) => {
     if (!r.ok) resolved.delete(key);
@@ -250,7 +258,7 @@ async function fetchOne(p: DistPackage, dir: string, npm: RunNpm): Promise<{ ok:
  */
 export async function fetchNodeTools(tools: NodeTools, opts: NodeDistOptions = {}): Promise<{ ok: true; dir: string } | { ok: false; reason: string }> {
   const dir = opts.dir ?? nodeDistDir();
-  const npm = opts.npm ?? runNpm;
+  const npm = npmOf(opts);
   const one = (p: DistPackage): ReturnType<typeof fetchOne> =>
     fetchOne(p, dir, npm).catch((err: unknown) => ({ ok: false as const, reason: `cannot fetch ${p.pkg}@${p.version} into ${dir}: ${(err as Error).message}` }));
   const client = await one(tools.client);

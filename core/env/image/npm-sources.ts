@@ -1,10 +1,10 @@
 /**
- * The host's npm configuration turned into what a Node env build's deps step needs to reach the registry:
- * the registry URL (`npm config get registry`), the CA bundle npm trusts (`cafile`, else the CA file Node
- * itself is told to trust), bind-mounted read-only, and the registry's token from the host's npmrc files
- * (`//<registry>/:_authToken`, `${VAR}` expanded as npm does). All of it reaches the build only as variables
- * of the deps step's exec: never a command line, an image's ENV or a build log (the token is registered
- * for redaction).
+ * What a Node env build's deps step needs to reach the registry: the registry URL (the configuration's,
+ * FORESIGHT_NPM_REGISTRY, else the host's `npm config get registry`), the CA bundle npm trusts (`cafile`,
+ * else the CA file Node itself is told to trust), bind-mounted read-only, and the registry's token (the
+ * configuration's, FORESIGHT_NPM_TOKEN, else the host's npmrc files' `//<registry>/:_authToken`, `${VAR}`
+ * expanded as npm does). All of it reaches the build only as variables of the deps step's exec: never a
+ * command line, an image's ENV or a build log (the token is registered for redaction).
  */
 import { execFile } from 'node:child_process';
 import { readFile, stat } from 'node:fs/promises';
@@ -93,22 +93,30 @@ export interface NpmSourcesOptions {
   npm?: (args: string[]) => Promise<string | null>;
   /** The environment `${VAR}` references in npmrc files and NODE_EXTRA_CA_CERTS are read from (default: this process's). */
   env?: Readonly<Record<string, string | undefined>>;
+  /** The configured registry (FORESIGHT_NPM_REGISTRY): wins over the host npm's. */
+  registry?: string | null;
+  /** The configured token (FORESIGHT_NPM_TOKEN): wins over the host npmrc's for the registry. */
+  token?: string | null;
 }
 
-/** The host's npm registry, CA bundle and token (see the module's comment). */
+/** The registry, CA bundle and token of the deps step: the configured ones, else the host's (see the module's comment). */
 export async function npmSources(opts: NpmSourcesOptions = {}): Promise<NpmSources> {
   const env = opts.env ?? processEnv();
   const out = await (opts.npm ?? runNpm)(['config', 'get', 'registry', 'cafile', 'userconfig', 'globalconfig']);
   const cfg = parseNpmConfigGet(out ?? '');
-  const notes: string[] = out === null ? ['npm config get failed on the host: npm registry defaults used'] : [];
-  let registry = cfg.get('registry') ?? DEFAULT_REGISTRY;
+  const notes: string[] = out === null ? ['npm config get failed on the host: npm defaults used'] : [];
+  const configured = opts.registry || null;
+  let registry = configured ?? cfg.get('registry') ?? DEFAULT_REGISTRY;
+  let from = configured !== null ? 'the configuration (FORESIGHT_NPM_REGISTRY)' : cfg.has('registry') ? "the host's npm (npm config get registry)" : "npm's default";
   try {
     const u = new URL(registry);
     if (u.protocol !== 'https:' && u.protocol !== 'http:') throw new Error(u.protocol);
   } catch {
     notes.push(`npm registry "${registry}" is not an http(s) URL: ${DEFAULT_REGISTRY} used`);
     registry = DEFAULT_REGISTRY;
+    from = "npm's default";
   }
+  notes.push(`npm registry from ${from}`);
   const { url, credentials } = splitCredentials(registry);
   if (credentials) {
     registerSecret('npm registry credentials', credentials);
@@ -116,17 +124,20 @@ export async function npmSources(opts: NpmSourcesOptions = {}): Promise<NpmSourc
   }
   const secretEnv = [`FORESIGHT_NPM_REGISTRY=${registry}`];
 
-  let token: string | null = null;
-  for (const key of ['userconfig', 'globalconfig']) {
+  let token: string | null = opts.token || null;
+  if (token !== null) notes.push(`npm token for ${nerfDart(url)} from the configuration (FORESIGHT_NPM_TOKEN): passed to the deps step only`);
+  for (const key of token === null ? ['userconfig', 'globalconfig'] : []) {
     const file = cfg.get(key);
     const text = file === undefined ? null : await readFile(file, 'utf8').catch(() => null);
     token = text === null ? null : tokenFor(text, url, env);
     if (token !== null) {
-      registerSecret('npm registry token', token);
       notes.push(`npm token for ${nerfDart(url)} from ${file}: passed to the deps step only`);
-      secretEnv.push(`FORESIGHT_NPM_TOKEN=${token}`);
       break;
     }
+  }
+  if (token !== null) {
+    registerSecret('npm registry token', token);
+    secretEnv.push(`FORESIGHT_NPM_TOKEN=${token}`);
   }
 
   const caFile = cfg.get('cafile') ?? env['NODE_EXTRA_CA_CERTS'] ?? null;

@@ -28,8 +28,10 @@ export interface EnvImageRequest {
 
 /**
  * Where env builds fetch packages from, as the configuration says (settings `packages.*`, secrets npmToken
- * and goProxy). None of it keys an image: lockfiles and go.sum pin what is fetched. It reaches a build only
- * as the variables of the step that downloads, never an image layer, a log or a row.
+ * and goProxy). Lockfiles and go.sum pin what is fetched, so neither the registry, the token nor the proxy
+ * keys an image; a Go image's key covers its go deps step (and GOFLAGS) when a proxy makes it run, so a
+ * candidate rejected offline is tried again once one is configured. It reaches a build only as the
+ * variables of the step that downloads, never an image layer, a log or a row.
  */
 export interface PackageSources {
   /** The npm registry (no credentials); null: the host npm's `registry`. */

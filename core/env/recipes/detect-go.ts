@@ -1,8 +1,10 @@
 /**
  * Install candidates for a Go module (go.mod at the root), one per toolchain the commit can build with
- * (go-era.ts), the newest released by the commit's date first. Modules come from the commit's vendor/ when it has one, else from
- * `go mod download` through GOPROXY (off unless the configuration names a proxy: a commit that needs
- * modules then fails to install with go's own reason). Each then builds every package and its tests once
+ * (go-era.ts), the newest released by the commit's date first. Modules come from the commit's vendor/ when
+ * it has one, else `go mod download`: the install step is offline (GOPROXY=off), so the modules are there
+ * only when the configuration names a proxy (FORESIGHT_GOPROXY) and the build's go deps step has downloaded
+ * them into the image's module cache (image/go-deps.ts); without one a commit that needs modules fails to
+ * install with go's own reason. Each then builds every package and its tests once
  * (`go test -run '^$' ./...`), so the image's build cache (the runner's seed) holds the standard library
  * and the dependencies: a state compiles only what it changed.
  */

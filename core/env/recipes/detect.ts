@@ -15,6 +15,7 @@
  */
 import { parse, TomlError, type TomlTable } from 'smol-toml';
 import { git } from '../../foundation/git.ts';
+import type { LanguageHint } from '../../foundation/settings.ts';
 import { DEFAULT_DEPENDENCY_FILES, RecipeSchema, type Recipe } from './schema.ts';
 import { detectGoCandidates } from './detect-go.ts';
 import { detectNodeCandidates, readNodeProject } from './detect-node.ts';
@@ -248,7 +249,12 @@ function backendInstall(requires: readonly string[]): string {
  * installed unpinned first), for pins the offline wheels lack (e.g. `flit_core<4`). A Django-style suite or
  * a project with nothing to install has one candidate.
  */
-export async function detectCandidates(clone: string, commit: string): Promise<DetectedCandidates> {
+/** The candidates with the hint that chose their ecosystem named first among the reasons. */
+function withHint(d: DetectedCandidates, prefer: LanguageHint): DetectedCandidates {
+  return prefer === 'auto' ? d : { ...d, reasons: [`language hint ${prefer}`, ...d.reasons] };
+}
+
+export async function detectCandidates(clone: string, commit: string, prefer: LanguageHint = 'auto'): Promise<DetectedCandidates> {
   const paths = await listTree(clone, commit);
   const has = new Set(paths);
   const reasons: string[] = [];
@@ -268,18 +274,21 @@ export async function detectCandidates(clone: string, commit: string): Promise<D
   const extras = EXTRA_NAMES.filter((e) => declared.includes(e));
   const requires = pyproject !== undefined ? buildRequires(pyproject) : [];
 
-  // A Go module that is not also a Python project: its tests are Go's.
-  if (has.has('go.mod') && !installable && !has.has('tests/runtests.py')) {
+  // A Go module that is not also a Python project: its tests are Go's. The language hint settles a commit that is both.
+  const goFirst = prefer === 'go' || (prefer === 'auto' && !installable && !has.has('tests/runtests.py'));
+  if (has.has('go.mod') && goFirst) {
     const goMod = await read('go.mod');
-    if (goMod !== undefined) return detectGoCandidates(goMod, has, await read('go.sum'), commitDate);
+    if (goMod !== undefined) return withHint(detectGoCandidates(goMod, has, await read('go.sum'), commitDate), prefer);
   }
 
   // A JavaScript/TypeScript project that is not also a Python one, when it names a runner of its own.
   const pythonFiles = installable || has.has('tests/runtests.py') || has.has('requirements.txt') || TEST_REQUIREMENTS.some((p) => has.has(p));
-  if (has.has('package.json') && !pythonFiles) {
+  const nodeFirst = prefer === 'javascript' || prefer === 'typescript' || (prefer === 'auto' && !pythonFiles);
+  if (has.has('package.json') && nodeFirst) {
     const node = detectNodeCandidates(await readNodeProject(clone, commit, paths));
-    if (node !== null) return node;
+    if (node !== null) return withHint(node, prefer);
   }
+  if (prefer !== 'auto') reasons.push(`language hint ${prefer}: ${prefer === 'python' ? 'Python detection' : `no ${prefer === 'go' ? 'go.mod' : 'package.json naming a runner'} here, Python detection`}`);
 
   if (has.has('tests/runtests.py')) {
     reasons.push('tests/runtests.py: Django-style suite, runner django');

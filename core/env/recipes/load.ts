@@ -3,7 +3,7 @@
  * one (checked with zod: a mistake is a ForesightError naming the file, the field and the fix),
  * else the recipe detected from the repository at the commit (detect.ts).
  */
-import type { RecipeMode } from '../../foundation/settings.ts';
+import type { LanguageHint, RecipeMode } from '../../foundation/settings.ts';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -38,6 +38,8 @@ export interface LoadRecipeOptions {
   dir?: string;
   /** 'detect': ignore the recipe file and detect (config `validate.recipes`); default 'shipped'. */
   recipes?: RecipeMode;
+  /** Which ecosystem detection tries first (config `validate.language`). */
+  language?: LanguageHint;
 }
 
 /** `owner/name` → `owner__name.json`. */
@@ -102,7 +104,7 @@ export async function loadRecipe(repo: string, clone: string, commit: string, op
     const { candidates, reasons } = await withPythons(node?.candidates ?? (await withGo(own, clone, commit)), clone, commit);
     return { recipe: candidates[0].recipe, source: 'file', file, reasons: [`recipe file ${file}`, ...(node?.reasons ?? []), ...reasons], candidates };
   }
-  const detected = await detectCandidates(clone, commit);
+  const detected = await detectCandidates(clone, commit, opts.language);
   const { candidates, reasons } = await withPythons(detected.candidates, clone, commit);
   return {
     recipe: candidates[0].recipe,

@@ -31,6 +31,7 @@ export const EXCLUSION_REASONS = {
   judge_failed: 'a judge gave no usable answer for this chain (refused, or broke its schema twice): nothing was decided',
   eval_image_failed: 'the eval image (the repository at base_commit over the PR1-era environment) could not be built',
   gold_check_failed: "graded in its eval image with PR1's own patch, the row does not score X = 100%, Y = 0% without PASS_TO_PASS regressions",
+  sets_changed: "a published row validated again for a later release: its FAIL_TO_PASS, PASS_TO_PASS or ANTICIPATION_FAIL_TO_PASS are no longer the published ones",
 } as const;
 export type ExclusionReason = keyof typeof EXCLUSION_REASONS;
 export const ExclusionReasonSchema = z.enum(Object.keys(EXCLUSION_REASONS) as [ExclusionReason, ...ExclusionReason[]]);

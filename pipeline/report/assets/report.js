@@ -115,7 +115,7 @@
     if (!evalModels.length) return muted(data.evals.note || 'no eval results');
     if (!r.evals.length) {
       const splits = new Set(evalModels.map((m) => m.split));
-      if (r.split !== 'test' && splits.size === 1 && splits.has('test')) return muted('not graded: the eval runs graded the test split, and this chain is only in verified');
+      if (r.split !== 'test' && splits.size === 1 && splits.has('test')) return muted(`not graded: the eval runs graded the test split, and this chain is only in ${r.split}`);
       if (!r.gradeable) return muted('not graded: eval grades only gradeable chains');
       return muted('no eval run shown graded this chain');
     }
@@ -155,6 +155,8 @@
 
   function status(r) {
     if (r.split === 'test') return el('span', { class: 'badge ok' }, 'test');
+    // A `verified` row an earlier release published that no longer holds.
+    if (r.split === 'verified') return el('span', { class: 'badge warn' }, 'verified, excluded');
     return el('span', { class: 'badge ' + (r.gradeable ? 'warn' : 'bad') }, r.gradeable ? 'gradeable, excluded' : 'not gradeable');
   }
 
@@ -173,14 +175,14 @@
     const reasons = new Map();
     for (const r of rows) if (r.exclusion_reason) reasons.set(r.exclusion_reason, (reasons.get(r.exclusion_reason) || 0) + 1);
     const sorted = [...reasons].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
-    // emit's funnel plot (candidates -> test rows) reaches back before the verified rows: it goes here, not under Plots.
+    // emit's funnel plot (candidates -> test rows) reaches back before the funnel's rows: it goes here, not under Plots.
     const plot = data.plots.find((p) => /funnel/i.test(p.name));
     return el('section', { id: 'funnel' },
       el('h2', null, 'Exclusion funnel'),
       plot ? el('figure', { class: 'funnel-plot' }, el('img', { src: plot.src, alt: plot.title })) : null,
-      bar('chains (verified)', n, 'all', 'every mined chain that reached emit'),
+      bar('chains (funnel)', n, 'all', 'every mined chain that reached emit'),
       bar('gradeable', gradeable, 'grad', 'sets non-empty and every state ran'),
-      bar('test split', test, 'test', 'passed every gate'),
+      bar('test split', test, 'test', 'passed every gate: the test and verified rows'),
       sorted.length
         ? el('table', { class: 'grid reasons' },
             el('thead', null, el('tr', null, el('th', null, 'exclusion reason'), el('th', null, 'chains'), el('th', null, 'meaning'))),
@@ -224,7 +226,7 @@
     if (filters.reason === '(none)' && r.exclusion_reason) return false;
     if (filters.reason && filters.reason !== '(none)' && r.exclusion_reason !== filters.reason) return false;
     if (filters.split === 'test' && r.split !== 'test') return false;
-    if (filters.split === 'verified' && r.split === 'test') return false;
+    if (filters.split === 'funnel' && r.split === 'test') return false;
     if (filters.split === 'gradeable' && !r.gradeable) return false;
     if (filters.split === 'not-gradeable' && r.gradeable) return false;
     if (!filters.text) return true;
@@ -260,7 +262,7 @@
     const split = el('select', { id: 'filter-split', 'aria-label': 'split', onchange: (e) => { filters.split = e.target.value; renderTable(); } },
       el('option', { value: '' }, 'every chain'),
       el('option', { value: 'test' }, 'test split'),
-      el('option', { value: 'verified' }, 'verified only (not in test)'),
+      el('option', { value: 'funnel' }, 'funnel only (not in test)'),
       el('option', { value: 'gradeable' }, 'gradeable'),
       el('option', { value: 'not-gradeable' }, 'not gradeable'));
     const text = el('input', { id: 'filter-text', type: 'search', placeholder: 'filter: id, mining category, reason, detail, severity', oninput: (e) => { filters.text = e.target.value.trim(); renderTable(); } });

@@ -131,7 +131,8 @@ function slugifyHistory(tests3: string, tests4: string): Promise<GitRepo> {
   ]);
 }
 
-describe.skipIf(skip)('execution-confirmed attribution (Docker, generated histories)', () => {
+// Concurrent: each history has its repository and container of its own, and a probe mostly waits on Docker.
+describe.skipIf(skip).concurrent('execution-confirmed attribution (Docker, generated histories)', () => {
   const repos: GitRepo[] = [];
   beforeAll(async () => {
     await ensureImage(DEFAULT_BASE_ALIAS, { docker });
@@ -295,7 +296,7 @@ describe.skipIf(skip)('execution-confirmed attribution (Docker, generated histor
   }, 300_000);
 });
 
-describe.skipIf(skip)("execution-confirmed attribution (Docker, a Django-like history and Django's runner)", () => {
+describe.skipIf(skip).concurrent("execution-confirmed attribution (Docker, a Django-like history and Django's runner)", () => {
   const repos: GitRepo[] = [];
   beforeAll(async () => {
     await ensureImage(DEFAULT_BASE_ALIAS, { docker });

@@ -97,7 +97,7 @@ describe.skipIf(skip)('a requirement the offline wheels lack, left out only when
     const read = async (split: string): Promise<Row[]> =>
       (await readFile(join(dataRoot, 'gen__dropkit', 'emit', 'hf', 'jsonl', `${split}.jsonl`), 'utf8')).split('\n').filter(Boolean).map((l) => JSON.parse(l) as Row);
     test = await read('test');
-    verified = await read('verified');
+    verified = await read('funnel');
     eras = Object.values((JSON.parse(await readFile(join(dataRoot, 'gen__dropkit', CHOICE_FILE), 'utf8')) as ChoiceFile).eras);
   }, 600_000);
   afterAll(async () => {

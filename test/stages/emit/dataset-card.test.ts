@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { ForesightError } from '../../../core/foundation/errors.ts';
 import type { JudgedChain } from '../../../core/foundation/model/judged.ts';
 import { datasetCard, REPO_ID_PLACEHOLDER, setCardRepoId, sizeCategory, type CardInput } from '../../../stages/emit/dataset-card.ts';
-import { funnelOf, renderPlots, type Funnel, type PlotInput } from '../../../stages/emit/plots.ts';
+import type { LicenseDetection } from '../../../stages/emit/license.ts';
+import { funnelOf, renderPlots, sumFunnels, type Funnel, type PlotInput } from '../../../stages/emit/plots.ts';
 import { bars, hubMetadata, svgElements } from '../../helpers/card.ts';
 
 type Row = Record<string, unknown>;
@@ -13,32 +14,35 @@ const sets = (f2p: number, p2p: number, anti: number) => ({
 });
 const labels = { severity: null, failure_mode: null, difficulty: null, pr1_difficulty: null };
 
-function verifiedRow(id: string, over: Row = {}): Row {
+function funnelRow(id: string, over: Row = {}): Row {
   return { instance_id: id, repo: 'acme/widgets', language: 'python', gradeable: false, excluded: true, exclusion_reason: 'ineligible', mining_category: 'szz', gap_days: 3, ...sets(0, 0, 0), ...labels, ...over };
 }
 
 const ROWS = {
-  verified: [
-    verifiedRow('w__1-2', { gradeable: true, excluded: false, exclusion_reason: null, mining_category: 'cross_reference', gap_days: 0, ...sets(1, 40, 1) }),
-    verifiedRow('w__3-4', { gradeable: true, excluded: false, exclusion_reason: null, gap_days: 3, ...sets(3, 7, 2) }),
-    verifiedRow('w__5-6', { gradeable: true, exclusion_reason: 'unattributed', gap_days: 3, ...sets(1, 2, 1) }),
-    verifiedRow('w__7-8', { gap_days: 250 }),
-    verifiedRow('w__9-10', { exclusion_reason: 'pr1_no_tests', gap_days: 21 }),
+  funnel: [
+    funnelRow('w__1-2', { gradeable: true, excluded: false, exclusion_reason: null, mining_category: 'cross_reference', gap_days: 0, ...sets(1, 40, 1) }),
+    funnelRow('w__3-4', { gradeable: true, excluded: false, exclusion_reason: null, gap_days: 3, ...sets(3, 7, 2) }),
+    funnelRow('w__5-6', { gradeable: true, exclusion_reason: 'unattributed', gap_days: 3, ...sets(1, 2, 1) }),
+    funnelRow('w__7-8', { gap_days: 250 }),
+    funnelRow('w__9-10', { exclusion_reason: 'pr1_no_tests', gap_days: 21 }),
   ],
+  verified: [] as Row[],
   test: [] as Row[],
 };
-ROWS.test = ROWS.verified.filter((r) => r.excluded === false).map(({ exclusion_reason: _e, excluded: _x, gradeable: _g, language: _l, ...r }) => r);
+ROWS.verified = ROWS.funnel.filter((r) => r.excluded === false);
+ROWS.test = ROWS.verified.map(({ exclusion_reason: _e, excluded: _x, gradeable: _g, language: _l, ...r }) => r);
 const FUNNEL: Funnel = { candidates: 12, chains: 5, gradeable: 3, judged: 2, test: 2 };
+const BSD: LicenseDetection = { kind: 'known', ids: ['bsd-3-clause'], files: ['LICENSE'], commit: 'a'.repeat(40) };
 
-function cardInput(over: Partial<CardInput> = {}): CardInput {
+function cardInput(over: Partial<CardInput> = {}, license: LicenseDetection = BSD): CardInput {
   return {
-    repo: 'acme/widgets',
+    title: 'Fix-chains of acme/widgets',
+    repos: [{ repo: 'acme/widgets', license, funnel: FUNNEL }],
     repoId: null,
     testRows: ROWS.test,
     verifiedRows: ROWS.verified,
+    funnelRows: ROWS.funnel,
     foresightVersion: 'test',
-    license: { kind: 'known', ids: ['bsd-3-clause'], files: ['LICENSE'], commit: 'a'.repeat(40) },
-    funnel: FUNNEL,
     plots: [{ file: 'plots/funnel.svg', title: 'Funnel', alt: 'Funnel: 12 candidates [x]' }],
     ...over,
   };
@@ -46,7 +50,7 @@ function cardInput(over: Partial<CardInput> = {}): CardInput {
 
 
 describe('datasetCard metadata (parsed by huggingface_hub)', () => {
-  it('has both configs, the detected license, the Hub task and size buckets, tags and a pretty name', async () => {
+  it('has the three configs, the detected license, the Hub task and size buckets, tags and a pretty name', async () => {
     const meta = await hubMetadata(datasetCard(cardInput()));
     expect(meta).toEqual({
       pretty_name: 'Fix-chains of acme/widgets',
@@ -57,18 +61,34 @@ describe('datasetCard metadata (parsed by huggingface_hub)', () => {
       configs: [
         { config_name: 'default', data_files: [{ split: 'test', path: 'data/test-*' }] },
         { config_name: 'verified', data_files: [{ split: 'verified', path: 'verified/verified-*' }] },
+        { config_name: 'funnel', data_files: [{ split: 'funnel', path: 'funnel/funnel-*' }] },
       ],
     });
   });
 
   it('a dual license is a list; an unknown or missing one is `other` with a license_name, never a guess', async () => {
-    const dual = await hubMetadata(datasetCard(cardInput({ license: { kind: 'known', ids: ['apache-2.0', 'mit'], files: ['LICENSE-APACHE', 'LICENSE-MIT'], commit: 'b'.repeat(40) } })));
+    const dual = await hubMetadata(datasetCard(cardInput({}, { kind: 'known', ids: ['apache-2.0', 'mit'], files: ['LICENSE-APACHE', 'LICENSE-MIT'], commit: 'b'.repeat(40) })));
     expect(dual.license).toEqual(['apache-2.0', 'mit']);
-    const odd = await hubMetadata(datasetCard(cardInput({ license: { kind: 'unrecognised', files: ['COPYING'], commit: 'c'.repeat(40) } })));
+    const odd = await hubMetadata(datasetCard(cardInput({}, { kind: 'unrecognised', files: ['COPYING'], commit: 'c'.repeat(40) })));
     expect([odd.license, odd.license_name]).toEqual(['other', 'unrecognised-license']);
-    const none = datasetCard(cardInput({ license: { kind: 'none', commit: 'd'.repeat(40) } }));
+    const none = datasetCard(cardInput({}, { kind: 'none', commit: 'd'.repeat(40) }));
     expect((await hubMetadata(none)).license_name).toBe('no-license-file');
     expect(none).toContain('no LICENSE or COPYING file at commit `dddddddddddd`');
+  });
+
+  it('several repositories: one license when they agree, else `other` named multiple-licenses, each listed in the License section', async () => {
+    const mit: LicenseDetection = { kind: 'known', ids: ['mit'], files: ['LICENSE'], commit: 'e'.repeat(40) };
+    const two = (a: LicenseDetection, b: LicenseDetection) =>
+      datasetCard(cardInput({ title: 'Fix-chains, spring release', repos: [{ repo: 'acme/widgets', license: a, funnel: FUNNEL }, { repo: 'acme/gadgets', license: b, funnel: FUNNEL }] }));
+    const same = await hubMetadata(two(mit, { ...mit, commit: 'f'.repeat(40) }));
+    expect([same.license, same.license_name, same.pretty_name]).toEqual(['mit', undefined, 'Fix-chains, spring release']);
+    const mixed = two(mit, BSD);
+    expect(await hubMetadata(mixed)).toMatchObject({ license: 'other', license_name: 'multiple-licenses' });
+    expect(mixed).toContain('| acme/widgets | MIT (`mit`), read from `LICENSE` at commit `eeeeeeeeeeee` |');
+    expect(mixed).toContain('| acme/gadgets | BSD 3-clause "New" or "Revised" license (`bsd-3-clause`), read from `LICENSE` at commit `aaaaaaaaaaaa` |');
+    // A repository with no chain yet is still a row of the composition, and its funnel counts.
+    expect(mixed).toContain('| acme/gadgets | 0 | 0 | 0 | 0 | 0 |');
+    expect(mixed).toContain('| fix candidates (discover) | 24 |');
   });
 
   it('size_categories follows the row count across the Hub buckets', () => {
@@ -86,6 +106,28 @@ describe('datasetCard body', () => {
     expect(published).toBe(datasetCard(cardInput({ repoId: 'acme/foresight-widgets' })));
   });
 
+  it('the configs section says what each config holds, its rows, and loads each one', () => {
+    const card = datasetCard(cardInput({ repoId: 'acme/foresight-widgets' }));
+    expect(card).toContain('| `default` | `test` | 2 | the chains that passed every gate');
+    expect(card).toContain('| `verified` | `verified` | 2 | the same chains in the verified schema');
+    expect(card).toContain('| `funnel` | `funnel` | 5 | every mined chain, in the verified schema: the audit trail');
+    expect(card).toContain('funnel = load_dataset("acme/foresight-widgets", "funnel", split="funnel")');
+    expect(card).not.toContain('This release has');
+    // A later release's `verified` may carry a published row that no longer holds: same schema, excluded = true.
+    const republished = datasetCard(cardInput({ verifiedRows: [...ROWS.verified, ROWS.funnel[2]!] }));
+    expect(republished).toContain('This release has 1 such row.');
+    expect(republished).toContain('| `verified` | `verified` | 3 |');
+  });
+
+  it('a changelog is rendered when given, and only then', () => {
+    const card = datasetCard(cardInput({ changelog: ['- 2026-03: `minilib__3-8` excluded (gold_check_failed)', '- 2026-02: first release'] }));
+    const lines = card.split('\n');
+    const at = lines.indexOf('## Changelog');
+    expect(lines.slice(at, at + 4)).toEqual(['## Changelog', '', '- 2026-03: `minilib__3-8` excluded (gold_check_failed)', '- 2026-02: first release']);
+    expect(at).toBeGreaterThan(lines.indexOf('## License'));
+    expect(datasetCard(cardInput())).not.toContain('## Changelog');
+  });
+
   it('refuses a repository id that would break out of the snippet', () => {
     expect(() => setCardRepoId(datasetCard(cardInput()), 'acme/x", trust_remote_code=True, x="')).toThrow(ForesightError);
     expect(() => datasetCard(cardInput({ repoId: 'no-owner' }))).toThrow(/not a Hugging Face repository id/);
@@ -93,7 +135,9 @@ describe('datasetCard body', () => {
 
   it('composition tables: per repository, mining category, exclusions with their meaning', () => {
     const card = datasetCard(cardInput());
-    expect(card).toContain('| acme/widgets | 5 | 3 | 3 | 2 |');
+    // funnel chains, gradeable, excluded, verified rows, test rows
+    expect(card).toContain('| acme/widgets | 5 | 3 | 3 | 2 | 2 |');
+    expect(card).toContain('| python | 5 | 3 | 3 | 2 | 2 |');
     expect(card).toContain('| szz | found by blame alone: PR1 wrote the lines PR2 fixed, and PR2 names no PR | 4 | 1 |');
     expect(card).toContain('| cross_reference |');
     expect(card).toContain('| ineligible | 1 | PR2 is not a bug fix (a feature, a revert or not a bug) |');
@@ -126,19 +170,19 @@ describe('datasetCard body', () => {
 // ---- plots ---------------------------------------------------------------------------------------
 
 
-const PLOT_INPUT: PlotInput = { verifiedRows: ROWS.verified, testRows: ROWS.test, funnel: FUNNEL };
+const PLOT_INPUT: PlotInput = { funnelRows: ROWS.funnel, testRows: ROWS.test, funnel: FUNNEL };
 
 describe('datasetCard judgements', () => {
   it('counts the test rows each judgement left undecided as not judged (the rules abstained; the rows stay)', () => {
     const rule = (v: string) => JSON.stringify({ verdict: v, reason: 'r' });
-    const verified = [
-      verifiedRow('w__1-2', { excluded: false, eligibility_verdict: null, fairness_consensus: 'pass', solvability_verdict: null, attribution_verdict: null, mining_evidence: JSON.stringify({ picked_by: 'blame' }) }),
-      verifiedRow('w__3-4', { excluded: false, eligibility_verdict: null, fairness_consensus: 'pass', solvability_verdict: null, attribution_verdict: null, mining_evidence: JSON.stringify({ picked_by: 'reference' }) }),
-      verifiedRow('w__5-6', { excluded: false, eligibility_verdict: rule('bug_fix'), fairness_consensus: 'pass', solvability_verdict: null, attribution_verdict: rule('A'), mining_evidence: JSON.stringify({ picked_by: 'blame' }) }),
+    const funnel = [
+      funnelRow('w__1-2', { excluded: false, eligibility_verdict: null, fairness_consensus: 'pass', solvability_verdict: null, attribution_verdict: null, mining_evidence: JSON.stringify({ picked_by: 'blame' }) }),
+      funnelRow('w__3-4', { excluded: false, eligibility_verdict: null, fairness_consensus: 'pass', solvability_verdict: null, attribution_verdict: null, mining_evidence: JSON.stringify({ picked_by: 'reference' }) }),
+      funnelRow('w__5-6', { excluded: false, eligibility_verdict: rule('bug_fix'), fairness_consensus: 'pass', solvability_verdict: null, attribution_verdict: rule('A'), mining_evidence: JSON.stringify({ picked_by: 'blame' }) }),
       // Excluded: not a test row, not counted.
-      verifiedRow('w__7-8', { eligibility_verdict: rule('revert') }),
+      funnelRow('w__7-8', { eligibility_verdict: rule('revert') }),
     ];
-    const card = datasetCard(cardInput({ verifiedRows: verified, testRows: verified.slice(0, 3).map((r) => ({ instance_id: r.instance_id, repo: r.repo })) }));
+    const card = datasetCard(cardInput({ funnelRows: funnel, verifiedRows: funnel.slice(0, 3), testRows: funnel.slice(0, 3).map((r) => ({ instance_id: r.instance_id, repo: r.repo })) }));
     expect(card).toContain('| eligibility (`eligibility_verdict`) | 3 | 1 | 2 |');
     expect(card).toContain('| attribution (`attribution_verdict`; asked when blame chose PR1) | 2 | 1 | 1 |');
     expect(card).toContain('| fairness (`fairness_consensus`) | 3 | 3 | 0 |');
@@ -165,10 +209,10 @@ describe('renderPlots', () => {
     const gap = (await renderPlots(PLOT_INPUT))[1]!;
     // 0..250 days in 20-day bins: 0, 3, 3 in [0, 20); 21 in [20, 40); 250 in [240, 260).
     expect(bars(gap.svg).sort()).toEqual([
-      'days (gap_days): 0 – 20; chains: 1; split: verified only',
+      'days (gap_days): 0 – 20; chains: 1; split: funnel only',
       'days (gap_days): 0 – 20; chains: 2; split: test',
-      'days (gap_days): 20 – 40; chains: 1; split: verified only',
-      'days (gap_days): 240 – 260; chains: 1; split: verified only',
+      'days (gap_days): 20 – 40; chains: 1; split: funnel only',
+      'days (gap_days): 240 – 260; chains: 1; split: funnel only',
     ].sort());
   });
 
@@ -176,13 +220,13 @@ describe('renderPlots', () => {
     const sizes = (await renderPlots(PLOT_INPUT))[2]!;
     expect(bars(sizes.svg).sort()).toEqual([
       'ANTICIPATION_FAIL_TO_PASS (tests): 1 – 2; chains: 1; split: test',
-      'ANTICIPATION_FAIL_TO_PASS (tests): 1 – 2; chains: 1; split: verified only',
+      'ANTICIPATION_FAIL_TO_PASS (tests): 1 – 2; chains: 1; split: funnel only',
       'ANTICIPATION_FAIL_TO_PASS (tests): 2 – 3; chains: 1; split: test',
       'FAIL_TO_PASS (tests): 1 – 2; chains: 1; split: test',
-      'FAIL_TO_PASS (tests): 1 – 2; chains: 1; split: verified only',
+      'FAIL_TO_PASS (tests): 1 – 2; chains: 1; split: funnel only',
       'FAIL_TO_PASS (tests): 3 – 4; chains: 1; split: test',
       // 0..40 in 5-test bins (the 1-2-5 step above 41 / 20).
-      'PASS_TO_PASS (tests): 0 – 5; chains: 1; split: verified only',
+      'PASS_TO_PASS (tests): 0 – 5; chains: 1; split: funnel only',
       'PASS_TO_PASS (tests): 40 – 45; chains: 1; split: test',
       'PASS_TO_PASS (tests): 5 – 10; chains: 1; split: test',
     ].sort());
@@ -190,7 +234,7 @@ describe('renderPlots', () => {
 
   it('is deterministic: the same rows give the same bytes, whatever was rendered in between', async () => {
     const first = await renderPlots(PLOT_INPUT);
-    await renderPlots({ verifiedRows: ROWS.verified.slice(0, 2), testRows: [], funnel: { ...FUNNEL, candidates: null } });
+    await renderPlots({ funnelRows: ROWS.funnel.slice(0, 2), testRows: [], funnel: { ...FUNNEL, candidates: null } });
     const again = await renderPlots(PLOT_INPUT);
     expect(again.map((p) => p.svg)).toEqual(first.map((p) => p.svg));
   });
@@ -206,9 +250,16 @@ describe('renderPlots', () => {
 
   it('renders an empty dataset without failing or warning', async () => {
     const warnings: string[] = [];
-    const plots = await renderPlots({ verifiedRows: [], testRows: [], funnel: { candidates: 0, chains: 0, gradeable: 0, judged: 0, test: 0 } }, { warn: (m) => warnings.push(m) });
+    const plots = await renderPlots({ funnelRows: [], testRows: [], funnel: { candidates: 0, chains: 0, gradeable: 0, judged: 0, test: 0 } }, { warn: (m) => warnings.push(m) });
     expect(plots.map((p) => bars(p.svg).length)).toEqual([5, 0, 0]);
     expect(warnings).toEqual([]);
+  });
+});
+
+describe('sumFunnels', () => {
+  it('adds each step; the candidates are unknown when one repository has none recorded', () => {
+    expect(sumFunnels([FUNNEL, { candidates: 3, chains: 2, gradeable: 1, judged: 1, test: 0 }])).toEqual({ candidates: 15, chains: 7, gradeable: 4, judged: 3, test: 2 });
+    expect(sumFunnels([FUNNEL, { ...FUNNEL, candidates: null }]).candidates).toBeNull();
   });
 });
 

@@ -236,7 +236,7 @@ describe('writeParquet → Hugging Face datasets', () => {
     );
   });
 
-  it('loads a Hugging Face repo layout with a default and a verified config', async () => {
+  it('loads a Hugging Face repo layout with a default, a verified and a funnel config', async () => {
     const repo = join(dir, 'hf-repo');
     const cols: readonly ColumnSpec[] = [
       { name: 'chain_id', type: 'string', nullable: false },
@@ -249,21 +249,27 @@ describe('writeParquet → Hugging Face datasets', () => {
       { chain_id: 'ç', pr1_number: 3n, verified: true },
     ];
     const verifiedRows = testRows.filter((r) => r.verified);
+    const funnelRows = [...testRows, { chain_id: 'd', pr1_number: 4n, verified: false }];
     await writeParquet(join(repo, 'data', 'test-00000-of-00001.parquet'), cols, testRows);
     await writeParquet(join(repo, 'verified', 'verified-00000-of-00001.parquet'), cols, verifiedRows);
+    await writeParquet(join(repo, 'funnel', 'funnel-00000-of-00001.parquet'), cols, funnelRows);
     // The card emit writes, so a change to its configs is caught by the real datasets loader.
-    await writeFile(join(repo, 'README.md'), datasetCard({ repo: 'acme/widgets', testRows, verifiedRows, foresightVersion: 'test' }));
-    expect((await readdir(repo)).sort()).toEqual(['README.md', 'data', 'verified']);
+    const funnel = { candidates: null, chains: 4, gradeable: 3, judged: 3, test: 3 };
+    const card = datasetCard({ title: 'Fix-chains of acme/widgets', repos: [{ repo: 'acme/widgets', license: { kind: 'none', commit: 'a'.repeat(40) }, funnel }], testRows, verifiedRows, funnelRows, foresightVersion: 'test' });
+    await writeFile(join(repo, 'README.md'), card);
+    expect((await readdir(repo)).sort()).toEqual(['README.md', 'data', 'funnel', 'verified']);
 
     const started = Date.now();
     const test = await loadWithDatasets(['repo', repo, '-', 'test']);
     const verified = await loadWithDatasets(['repo', repo, 'verified', 'verified']);
-    console.info(`two datasets.load_dataset(dir, ...) calls took ${Date.now() - started} ms`);
+    const funnelBack = await loadWithDatasets(['repo', repo, 'funnel', 'funnel']);
+    console.info(`three datasets.load_dataset(dir, ...) calls took ${Date.now() - started} ms`);
 
     expect(test.features).toEqual({ chain_id: 'string', pr1_number: 'int64', verified: 'bool' });
     expect(test.rows).toEqual(testRows.map((r) => expectedPython(cols, r)));
     expect(verified.features).toEqual(test.features);
     expect(verified.rows).toEqual(verifiedRows.map((r) => expectedPython(cols, r)));
+    expect(funnelBack.rows).toEqual(funnelRows.map((r) => expectedPython(cols, r)));
     // Nothing was cached outside the temp HF_HOME.
     expect(existsSync(join(dir, 'hf-home'))).toBe(true);
   });

@@ -93,7 +93,7 @@ describe.skipIf(skip)('data-driven tests: a PR whose tests are data files read b
   let repo: GitRepo;
   let dataRoot: string;
   let test: Row[];
-  let verified: Row[];
+  let funnel: Row[];
   let extracted: ExtractedChain[];
 
   beforeAll(async () => {
@@ -106,7 +106,7 @@ describe.skipIf(skip)('data-driven tests: a PR whose tests are data files read b
     const read = async (split: string): Promise<Row[]> =>
       (await readFile(join(dataRoot, 'gen__calc', 'emit', 'hf', 'jsonl', `${split}.jsonl`), 'utf8')).split('\n').filter(Boolean).map((l) => JSON.parse(l) as Row);
     test = await read('test');
-    verified = await read('verified');
+    funnel = await read('funnel');
     extracted = await readJsonl(join(stageDir(dataRoot, 'gen/calc', 'extract'), 'items.jsonl'), ExtractedChainSchema);
   }, 600_000);
   afterAll(async () => {
@@ -131,7 +131,7 @@ describe.skipIf(skip)('data-driven tests: a PR whose tests are data files read b
 
   it("the `test` row's FAIL_TO_PASS and ANTICIPATION_FAIL_TO_PASS are the new parametrised cases; PASS_TO_PASS is the sample of the old cases, without the one that hangs", () => {
     const row = test.find((r) => r.instance_id === 'calc__1-2');
-    expect(row, JSON.stringify(verified.map((r) => [r.instance_id, r.exclusion_reason, r.exclusion_detail]))).toBeDefined();
+    expect(row, JSON.stringify(funnel.map((r) => [r.instance_id, r.exclusion_reason, r.exclusion_detail]))).toBeDefined();
     expect(list(row!.FAIL_TO_PASS)).toEqual(['tests/test_cases.py::test_case[hex]']);
     expect(list(row!.ANTICIPATION_FAIL_TO_PASS)).toEqual(['tests/test_cases.py::test_case[hex_upper]']);
     // The hanging case is outside the sample (else this test would say nothing of it).
@@ -151,8 +151,8 @@ describe.skipIf(skip)('data-driven tests: a PR whose tests are data files read b
   });
 
   it('a data file no module reads selects nothing: the chain is pr1_no_tests, its detail naming the file', () => {
-    const row = verified.find((r) => r.instance_id === 'calc__3-4');
-    expect(row, verified.map((r) => r.instance_id).join(', ')).toBeDefined();
+    const row = funnel.find((r) => r.instance_id === 'calc__3-4');
+    expect(row, funnel.map((r) => r.instance_id).join(', ')).toBeDefined();
     expect(row!.exclusion_reason).toBe('pr1_no_tests');
     expect(row!.exclusion_detail).toBe('extract: PR #3 touched no test file (no test module reads its data files tests/data/notes/table.csv)');
     expect(list(row!.pr1_test_files)).toEqual([]);

@@ -1,14 +1,13 @@
 /**
  * A feature chain whose PR1 tests crash the runner at pr1_base, through real Docker and Django's runner on a
- * Django-like history the test generates (squash-merged PRs "Title (#N)"), mined by discover, szz, extract and
- * validate as `make mine` does:
+ * Django-like history the test generates (squash-merged PRs "Title (#N)"), mined as `make mine` does:
  *  - #1 gives Field a `db_default` option, and its test app's models.py uses it: laid over pr1_base, that
  *    models.py crashes the runner while loading the app, before any test (as Django's own feature PRs do);
  *  - #2 fixes a falsy db_default being lost, with a test of its own.
- * S1 is decided on the test app's base version: the chain is a row, FAIL_TO_PASS the test #1 adds, PASS_TO_PASS
- * the base's own tests that pass at both commits; mined to the end (detected recipe, offline judges, emit's eval
- * image and gold self-check) it is a `test` row. Then the same chain when the test app is new in #1 (no base
- * version to run): pr1_base_crash.
+ * Mined to the end once (detected recipe, offline judges, emit's eval image and gold self-check): S1 is decided
+ * on the test app's base version, the chain is a row, FAIL_TO_PASS the test #1 adds, PASS_TO_PASS the base's own
+ * tests that pass at both commits, and it is a `test` row. Then the same chain when the test app is new in #1
+ * (no base version to run), mined through validate: pr1_base_crash.
  */
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -20,7 +19,7 @@ import { silentLogger } from '../../../core/foundation/log.ts';
 import type { ValidatedChain } from '../../../core/foundation/model/validated.ts';
 import { runPipeline } from '../../../pipeline/pipeline.ts';
 import { djangoScaffold } from '../../helpers/django-like-repo.ts';
-import { mineValidated } from '../../helpers/mine-validated.ts';
+import { mineValidated, readValidated } from '../../helpers/mine-validated.ts';
 import { gitRepo, type GitRepo } from '../../helpers/git-repo.ts';
 
 const docker = connectDocker();
@@ -80,9 +79,24 @@ async function history(app: 'defaults' | 'newapp'): Promise<GitRepo> {
 const mine = (repo: GitRepo, dataRoot: string, name: string): Promise<ValidatedChain[]> =>
   mineValidated(repo.dir, dataRoot, name, { FORESIGHT_RUNNER: 'django', FORESIGHT_RUNS: '2', FORESIGHT_ATTRIBUTION: 'off' });
 
-describe.skipIf(skip)("validate: PR1's test app uses a field option PR1 adds (Docker, Django's runner)", () => {
+// Concurrent: the two histories are mined side by side (each run mostly waits on its containers).
+describe.skipIf(skip).concurrent("validate: PR1's test app uses a field option PR1 adds (Docker, Django's runner)", () => {
   const repos: GitRepo[] = [];
   let dataRoot: string;
+  let defaults: Promise<string> | undefined;
+  /**
+   * The `defaults` history mined to the end once, as a user runs it (detected recipe, default judges): its data
+   * root. The first two tests read its validated chain and its rows.
+   */
+  const minedDefaults = (): Promise<string> =>
+    (defaults ??= (async () => {
+      const repo = await history('defaults');
+      repos.push(repo);
+      const root = join(dataRoot, 'e2e');
+      const env = { ...process.env, FORESIGHT_OFFLINE: '1', FORESIGHT_LLM_BASE_URL: '', FORESIGHT_JOBS: '1', FORESIGHT_RUNS: '2', FORESIGHT_ATTRIBUTION: 'off' };
+      await runPipeline({ dataRoot: root, repo: { name: 'gen/basecrash', clone: repo.dir }, config: loadConfig(env), secrets: loadSecrets(env), log: silentLogger });
+      return root;
+    })());
   beforeAll(async () => {
     await ensureImage(DEFAULT_BASE_ALIAS, { docker });
     dataRoot = await mkdtemp(join(tmpdir(), 'foresight-base-crash-'));
@@ -93,9 +107,7 @@ describe.skipIf(skip)("validate: PR1's test app uses a field option PR1 adds (Do
   });
 
   it('S1 is decided on the base version of the test app: a row, FAIL_TO_PASS the test #1 adds, PASS_TO_PASS the base\'s own tests', async () => {
-    const repo = await history('defaults');
-    repos.push(repo);
-    const chains = await mine(repo, dataRoot, 'gen/basecrash');
+    const chains = await readValidated(await minedDefaults(), 'gen/basecrash');
     expect(chains.map((c) => [c.pr1.id, c.pr2.id])).toEqual([['1', '2']]);
     const c = chains[0]!;
     expect(c.runner).toBe('django');
@@ -115,20 +127,12 @@ describe.skipIf(skip)("validate: PR1's test app uses a field option PR1 adds (Do
   }, 600_000);
 
   it('mined to the end as a user runs it (detected recipe, default judges): a `test` row whose gold patch passes its self-check, and mining_evidence says how S1 was decided', async () => {
-    const repo = await history('defaults');
-    repos.push(repo);
-    const root = await mkdtemp(join(tmpdir(), 'foresight-base-crash-e2e-'));
-    try {
-      const env = { ...process.env, FORESIGHT_OFFLINE: '1', FORESIGHT_LLM_BASE_URL: '', FORESIGHT_JOBS: '1', FORESIGHT_RUNS: '2', FORESIGHT_ATTRIBUTION: 'off' };
-      await runPipeline({ dataRoot: root, repo: { name: 'gen/basecrash', clone: repo.dir }, config: loadConfig(env), secrets: loadSecrets(env), log: silentLogger });
-      const rows = (await readFile(join(root, 'gen__basecrash', 'emit', 'hf', 'jsonl', 'test.jsonl'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as Record<string, string>);
-      expect(rows.map((r) => [r.instance_id, r.runner, JSON.parse(r.FAIL_TO_PASS!), JSON.parse(r.PASS_TO_PASS!)])).toEqual([
-        ['basecrash__1-2', 'django', ['test_db_default (defaults.tests.FieldTests)'], ['test_null (defaults.tests.FieldTests)', 'test_to_python (defaults.tests.FieldTests)']],
-      ]);
-      expect(JSON.parse(rows[0]!.mining_evidence!)).toMatchObject({ s1_decided_by: { reason: 'base_version_after_overlay_crash', crash: expect.stringMatching(/db_default/) } });
-    } finally {
-      await rm(root, { recursive: true, force: true });
-    }
+    const root = await minedDefaults();
+    const rows = (await readFile(join(root, 'gen__basecrash', 'emit', 'hf', 'jsonl', 'test.jsonl'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as Record<string, string>);
+    expect(rows.map((r) => [r.instance_id, r.runner, JSON.parse(r.FAIL_TO_PASS!), JSON.parse(r.PASS_TO_PASS!)])).toEqual([
+      ['basecrash__1-2', 'django', ['test_db_default (defaults.tests.FieldTests)'], ['test_null (defaults.tests.FieldTests)', 'test_to_python (defaults.tests.FieldTests)']],
+    ]);
+    expect(JSON.parse(rows[0]!.mining_evidence!)).toMatchObject({ s1_decided_by: { reason: 'base_version_after_overlay_crash', crash: expect.stringMatching(/db_default/) } });
   }, 900_000);
 
   it('with the test app new in #1 there is no base version to run: pr1_base_crash, quoting the crash', async () => {

@@ -1,0 +1,1 @@
+export { releaseDir, runRelease, type ReleaseOptions, type ReleaseResult } from './run.ts';
