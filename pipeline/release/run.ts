@@ -9,10 +9,11 @@
  * then uploads it.
  */
 import { existsSync, statSync } from 'node:fs';
-import { cp, readFile, rm } from 'node:fs/promises';
+import { cp, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import { z } from 'zod';
 import { connectDocker, packageSources } from '../../core/env/index.ts';
-import { contentFingerprint, repoDataDir, toJsonl, writeAtomic, writeManifest } from '../../core/foundation/artifacts.ts';
+import { contentFingerprint, readJsonl, readManifest, repoDataDir, toJsonl, writeAtomic, writeManifest } from '../../core/foundation/artifacts.ts';
 import type { Config, Secrets } from '../../core/foundation/config.ts';
 import { ForesightError } from '../../core/foundation/errors.ts';
 import { fingerprint } from '../../core/foundation/fingerprint.ts';
@@ -25,6 +26,7 @@ import { campaignDir, emitCampaign, funnelFromStats, repoConfig, runCampaign, ty
 import { downloadRemote, hubFetch } from '../publish/index.ts';
 
 type Row = Record<string, unknown>;
+const RowSchema = z.record(z.string(), z.unknown());
 
 export interface ReleaseOptions {
   campaign: Campaign;
@@ -114,9 +116,8 @@ export async function runRelease(o: ReleaseOptions): Promise<ReleaseResult> {
   // This release's new chains as a dataset of their own (its gold self-check record beside it).
   const freshDir = join(releaseDir(o.dataRoot, campaign.name, name), 'new');
   const fresh = await emitCampaign({ campaign, dataRoot: o.dataRoot, log, out: join(freshDir, 'hf') });
-  const readJsonl = async (f: string): Promise<Row[]> => (await readFile(f, 'utf8')).split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as Row);
-  const newVerified = await readJsonl(join(fresh.dir, 'jsonl', 'verified.jsonl'));
-  const newFunnel = await readJsonl(join(fresh.dir, 'jsonl', 'funnel.jsonl'));
+  const newVerified = await readJsonl(join(fresh.dir, 'jsonl', 'verified.jsonl'), RowSchema);
+  const newFunnel = await readJsonl(join(fresh.dir, 'jsonl', 'funnel.jsonl'), RowSchema);
 
   // Every row that held in the previous release, validated again from the row alone.
   const docker = connectDocker(o.config.docker.host);
@@ -175,8 +176,8 @@ export async function runRelease(o: ReleaseOptions): Promise<ReleaseResult> {
   };
   const repos: DatasetRepo[] = [];
   for (const r of state.repos) {
-    const stats = (JSON.parse(await readFile(join(repoDataDir(o.dataRoot, r.repo), 'emit', 'manifest.json'), 'utf8')) as { stats: Record<string, number> }).stats;
-    repos.push({ repo: r.repo, license: await detectLicense(r.clone!, r.head!), funnel: funnelFromStats(stats) });
+    const emitted = await readManifest(join(repoDataDir(o.dataRoot, r.repo), 'emit'));
+    repos.push({ repo: r.repo, license: await detectLicense(r.clone!, r.head!), funnel: funnelFromStats(emitted?.stats ?? {}) });
   }
   const dir = join(releaseDir(o.dataRoot, campaign.name, name), 'hf');
   const { test } = await writeRelease(dir, {
@@ -186,7 +187,8 @@ export async function runRelease(o: ReleaseOptions): Promise<ReleaseResult> {
   // The gold self-check record publish's gate reads beside the folder: the frozen `test` rows' (as the
   // previous release published them, each on its eval image) and this release's new chains' (their emit's).
   const testIds = new Set(test.map((r) => r.instance_id));
-  const record = [...(await readSplit(previous, 'verified', 'verified')).filter((r) => testIds.has(r.instance_id)), ...(await readJsonl(join(freshDir, 'items.jsonl')))];
+  const firstVerified = manifest.splits.length ? await readSplit(previous, 'verified', 'verified') : previousRows;
+  const record = [...firstVerified.filter((r) => testIds.has(r.instance_id)), ...(await readJsonl(join(freshDir, 'items.jsonl'), RowSchema))];
   const items = toJsonl(record);
   const recordDir = releaseDir(o.dataRoot, campaign.name, name);
   await writeAtomic(join(recordDir, 'items.jsonl'), items);

@@ -6,15 +6,13 @@
  * is not excluded and its FAIL_TO_PASS, PASS_TO_PASS and ANTICIPATION_FAIL_TO_PASS are the published ones;
  * otherwise it fails with the rerun's exclusion, or `sets_changed` naming what moved.
  */
-import { errorMessage } from '../../core/foundation/errors.ts';
 import type { ExclusionReason } from '../../core/foundation/model/change.ts';
 import type { Chain } from '../../core/foundation/model/chain.ts';
 import type { ExtractedChain } from '../../core/foundation/model/extracted.ts';
 import { extractChain, repoShortName } from '../../core/extract/chain.ts';
 import type { ContextCollector } from '../../core/extract/context.ts';
 import { listChanges } from '../../core/history/changes.ts';
-import type { RecheckOptions } from './recheck.ts';
-import { ChainWork } from './validate-and-attribute.ts';
+import { rerunEach, type RecheckOptions } from './recheck.ts';
 
 /** The fields of a published row a re-validation reads (test lists as the row's JSON text). */
 export interface PublishedRow {
@@ -33,12 +31,13 @@ export interface PublishedRow {
 /** The sets a published row must keep. */
 const ROW_SETS = ['FAIL_TO_PASS', 'PASS_TO_PASS', 'ANTICIPATION_FAIL_TO_PASS'] as const;
 
-export type RowRecheck = { instance_id: string; wallMs: number } & (
+export type RowVerdict =
   | { verdict: 'holds' }
   | { verdict: 'fails'; reason: ExclusionReason; detail: string }
   /** Could not run (the commits are not in the clone, Docker failed): no evidence either way. */
-  | { verdict: 'error'; detail: string }
-);
+  | { verdict: 'error'; detail: string };
+
+export type RowRecheck = { instance_id: string; wallMs: number } & RowVerdict;
 
 export interface RowRecheckOptions extends Omit<RecheckOptions, 'onResult'> {
   onResult?: (r: RowRecheck, done: number, total: number) => void;
@@ -72,36 +71,16 @@ export async function chainOfRow(row: PublishedRow, opts: Pick<RowRecheckOptions
 
 /** Validate each published row again (one at a time) and say whether it holds. */
 export async function recheckRows(rows: readonly PublishedRow[], opts: RowRecheckOptions): Promise<RowRecheck[]> {
-  const work = await ChainWork.open({ ...opts, validate: { ...opts.validate, attribution: 'off' }, poolSize: 1 });
-  const out: RowRecheck[] = [];
-  try {
-    for (const row of rows) {
-      opts.signal.throwIfAborted();
-      const t0 = Date.now();
-      let result: RowRecheck;
-      try {
-        const { chain } = await work.run(await chainOfRow(row, opts), opts.signal);
-        const moved = ROW_SETS.flatMap((field) => {
-          const was = new Set(list(row[field]));
-          const now = new Set(chain[field]);
-          const gone = [...was].filter((t) => !now.has(t)).sort();
-          const added = [...now].filter((t) => !was.has(t)).sort();
-          return gone.length || added.length ? [`${field}: ${[...gone.map((t) => `-${t}`), ...added.map((t) => `+${t}`)].join(' ')}`] : [];
-        });
-        result = chain.excluded
-          ? { instance_id: row.instance_id, wallMs: Date.now() - t0, verdict: 'fails', reason: chain.excluded.reason, detail: chain.excluded.detail }
-          : moved.length
-            ? { instance_id: row.instance_id, wallMs: Date.now() - t0, verdict: 'fails', reason: 'sets_changed', detail: moved.join('; ').slice(0, 1000) }
-            : { instance_id: row.instance_id, wallMs: Date.now() - t0, verdict: 'holds' };
-      } catch (err) {
-        if (opts.signal.aborted) throw err;
-        result = { instance_id: row.instance_id, wallMs: Date.now() - t0, verdict: 'error', detail: errorMessage(err) };
-      }
-      out.push(result);
-      opts.onResult?.(result, out.length, rows.length);
-    }
-  } finally {
-    await work.close();
-  }
-  return out;
+  return rerunEach(rows, opts, (r) => r.instance_id, async (work, row): Promise<Exclude<RowVerdict, { verdict: 'error' }>> => {
+    const { chain } = await work.run(await chainOfRow(row, opts), opts.signal);
+    if (chain.excluded) return { verdict: 'fails', reason: chain.excluded.reason, detail: chain.excluded.detail };
+    const moved = ROW_SETS.flatMap((field) => {
+      const was = new Set(list(row[field]));
+      const now = new Set(chain[field]);
+      const gone = [...was].filter((t) => !now.has(t)).sort();
+      const added = [...now].filter((t) => !was.has(t)).sort();
+      return gone.length || added.length ? [`${field}: ${[...gone.map((t) => `-${t}`), ...added.map((t) => `+${t}`)].join(' ')}`] : [];
+    });
+    return moved.length ? { verdict: 'fails', reason: 'sets_changed', detail: moved.join('; ').slice(0, 1000) } : { verdict: 'holds' };
+  });
 }

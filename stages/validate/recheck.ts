@@ -19,7 +19,8 @@ export interface SetDifference {
   rerun: string[];
 }
 
-export type RecheckResult = { instance_id: string; wallMs: number } & (
+/** What a rerun shows of one chain. */
+export type RecheckVerdict =
   | { verdict: 'same' }
   | {
       verdict: 'differs';
@@ -31,8 +32,9 @@ export type RecheckResult = { instance_id: string; wallMs: number } & (
       s1: { stored: S1Decision; rerun: S1Decision } | null;
     }
   /** The rerun could not run (Docker, an image): no evidence either way. */
-  | { verdict: 'error'; detail: string }
-);
+  | { verdict: 'error'; detail: string };
+
+export type RecheckResult = { instance_id: string; wallMs: number } & RecheckVerdict;
 
 /**
  * How a chain's S1 was decided: `overlay`, PR1's test files laid over pr1_base; `base_version`, their base's own
@@ -75,28 +77,45 @@ export interface RecheckOptions extends Omit<ChainWorkOptions, 'poolSize'> {
   onResult?: (r: RecheckResult, done: number, total: number) => void;
 }
 
-/** Validate each chain again (one at a time, `opts.validate` as given but attribution off) and compare. */
-export async function recheckChains(chains: readonly ValidatedChain[], opts: RecheckOptions): Promise<RecheckResult[]> {
+/**
+ * Each item validated again, one at a time, on one ChainWork (`opts.validate` as given but attribution off):
+ * `verdictOf` runs it and says what the rerun shows; a rerun that throws (Docker, an image) is `error`, no
+ * evidence either way, unless the run was aborted.
+ */
+export async function rerunEach<T, V extends { verdict: string }>(
+  items: readonly T[],
+  opts: Omit<RecheckOptions, 'onResult'> & { onResult?: (r: { instance_id: string; wallMs: number } & (V | { verdict: 'error'; detail: string }), done: number, total: number) => void },
+  idOf: (item: T) => string,
+  verdictOf: (work: ChainWork, item: T) => Promise<V>,
+): Promise<Array<{ instance_id: string; wallMs: number } & (V | { verdict: 'error'; detail: string })>> {
   const work = await ChainWork.open({ ...opts, validate: { ...opts.validate, attribution: 'off' }, poolSize: 1 });
-  const out: RecheckResult[] = [];
+  const out: Array<{ instance_id: string; wallMs: number } & (V | { verdict: 'error'; detail: string })> = [];
   try {
-    for (const stored of chains) {
+    for (const item of items) {
       opts.signal.throwIfAborted();
       const t0 = Date.now();
-      let result: RecheckResult;
+      let verdict: V | { verdict: 'error'; detail: string };
       try {
-        const { chain } = await work.run(asExtracted(stored), opts.signal);
-        const diff = compareValidated(stored, chain);
-        result = diff ? { instance_id: stored.instance_id, wallMs: Date.now() - t0, verdict: 'differs', ...diff } : { instance_id: stored.instance_id, wallMs: Date.now() - t0, verdict: 'same' };
+        verdict = await verdictOf(work, item);
       } catch (err) {
         if (opts.signal.aborted) throw err;
-        result = { instance_id: stored.instance_id, wallMs: Date.now() - t0, verdict: 'error', detail: errorMessage(err) };
+        verdict = { verdict: 'error', detail: errorMessage(err) };
       }
+      const result = { instance_id: idOf(item), wallMs: Date.now() - t0, ...verdict };
       out.push(result);
-      opts.onResult?.(result, out.length, chains.length);
+      opts.onResult?.(result, out.length, items.length);
     }
   } finally {
     await work.close();
   }
   return out;
+}
+
+/** Validate each chain again (one at a time, `opts.validate` as given but attribution off) and compare. */
+export async function recheckChains(chains: readonly ValidatedChain[], opts: RecheckOptions): Promise<RecheckResult[]> {
+  return rerunEach(chains, opts, (c) => c.instance_id, async (work, stored): Promise<Exclude<RecheckVerdict, { verdict: 'error' }>> => {
+    const { chain } = await work.run(asExtracted(stored), opts.signal);
+    const diff = compareValidated(stored, chain);
+    return diff ? { verdict: 'differs', ...diff } : { verdict: 'same' };
+  });
 }

@@ -39,7 +39,7 @@ export const GO_DIR = '/opt/go';
 /** The Go environment of the install step and of the image: offline, no cgo (no C compiler), no toolchain download. */
 export const GO_ENV = { GOMODCACHE: `${GO_DIR}/mod`, GOTOOLCHAIN: 'local', GOPROXY: 'off', CGO_ENABLED: '0', GOTELEMETRY: 'off' } as const;
 /** GO_ENV and the build user's caches, as the go deps and install steps export them. */
-const GO_EXPORT = `export ${Object.entries(GO_ENV).map(([k, v]) => `${k}=${v}`).join(' ')} GOCACHE=${GO_DIR}/cache GOPATH=${BUILD_HOME}/go`;
+export const GO_EXPORT = `export ${Object.entries(GO_ENV).map(([k, v]) => `${k}=${v}`).join(' ')} GOCACHE=${GO_DIR}/cache GOPATH=${BUILD_HOME}/go`;
 
 /** Where a Node image keeps its Node and package manager (root's, from the prep step): `bin/node`, `bin/<client>`. */
 export const NODE_DIR = '/opt/node';
@@ -203,7 +203,7 @@ export function finishScript(recipe: { backends?: readonly string[]; go?: string
 }
 
 /** The start of a build user's step: its shell helpers, umask, HOME and git configuration. */
-const BUILD_USER_PREAMBLE = [
+export const BUILD_USER_PREAMBLE = [
   'set -u',
   'step() { printf "\\n[foresight] \\$ %s\\n" "$1"; }',
   'fail() { code=$1; shift; printf "\\n[foresight] FAILED (exit %s): %s\\n" "$code" "$*"; exit 1; }',
@@ -215,7 +215,7 @@ const BUILD_USER_PREAMBLE = [
 ];
 
 /** Checkout of $FORESIGHT_COMMIT in the clone the prep step made of /src at /tmp/testbed (the build user's). */
-const CHECKOUT = [
+export const CHECKOUT = [
   'step "git checkout $FORESIGHT_COMMIT (in the clone of /src at /tmp/testbed)"',
   'cd /tmp/testbed || fail 1 "no /tmp/testbed (the prep step clones it)"',
   'if ! git cat-file -e "$FORESIGHT_COMMIT^{commit}" 2>/dev/null; then',
@@ -340,27 +340,6 @@ export function depsScript(t: NodeTools): string {
     `rm -f ${BUILD_HOME}/.npmrc`,
     '[ -d node_modules ] || mkdir node_modules || fail $? "mkdir node_modules"',
     'echo "[foresight] dependencies installed: $(ls node_modules | wc -l) entries in node_modules"',
-  ].join('\n');
-}
-
-/**
- * The go deps step of a Go image (BUILD_USER, with network; image/go-deps.ts says when it runs): the commit
- * checked out, then `go mod download` through the configured proxy into GOMODCACHE, where the offline
- * install step's own `go mod download` finds every module. GOPROXY comes only as the exec's variable
- * FORESIGHT_GOPROXY (it may carry credentials), GOFLAGS as FORESIGHT_GOFLAGS; go.sum checks what arrives.
- */
-export function goDepsScript(): string {
-  return [
-    ...BUILD_USER_PREAMBLE,
-    ...CHECKOUT,
-    GO_EXPORT,
-    '[ -n "${FORESIGHT_GOPROXY:-}" ] || fail 1 "no FORESIGHT_GOPROXY in the go deps step"',
-    'export GOPROXY="$FORESIGHT_GOPROXY" GOFLAGS="${FORESIGHT_GOFLAGS:-}"',
-    'step "go mod download (GOPROXY from the configuration${GOFLAGS:+, GOFLAGS=$GOFLAGS}; $(go version))"',
-    "go mod download || fail $? 'go mod download'",
-    // go.mod and go.sum as committed, should this go have tidied them.
-    'git checkout -q -- . 2>/dev/null',
-    `echo "[foresight] modules downloaded: $(find ${GO_ENV.GOMODCACHE}/cache/download -name '*.zip' 2>/dev/null | wc -l) zips in ${GO_ENV.GOMODCACHE}"`,
   ].join('\n');
 }
 

@@ -1,5 +1,5 @@
 /**
- * When a Go image gets its go deps step (build-scripts.ts goDepsScript): its recipe is a Go one whose install
+ * When a Go image gets its go deps step (goDepsScript below): its recipe is a Go one whose install
  * runs `go mod download` and the configuration names a module proxy (FORESIGHT_GOPROXY). The step runs with
  * the network before the offline install step and fills the module cache that step then reads. The proxy
  * reaches it only as its exec's variable: it may carry credentials, so it is registered for redaction whole,
@@ -8,6 +8,7 @@
 import { splitCredentials } from '../../foundation/config.ts';
 import { registerSecret } from '../../foundation/secrets.ts';
 import type { Recipe } from '../recipes/schema.ts';
+import { BUILD_USER_PREAMBLE, CHECKOUT, GO_ENV, GO_EXPORT } from './build-scripts.ts';
 import type { PackageSources } from './types.ts';
 
 type GoRecipe = Pick<Recipe, 'install'> & { go?: string | undefined };
@@ -70,4 +71,25 @@ export function goDepsSetup(recipe: GoRecipe, sources: Partial<GoSources> | null
 export function noGoProxyHint(recipe: GoRecipe, sources: Partial<GoSources> | null | undefined): string | null {
   if (!downloadsGoModules(recipe) || sources?.goProxy) return null;
   return '[foresight] the install step is offline (GOPROXY=off): set FORESIGHT_GOPROXY to a Go module proxy so the go deps step downloads the modules go.sum names';
+}
+
+/**
+ * The go deps step of a Go image (BUILD_USER, with network; image/go-deps.ts says when it runs): the commit
+ * checked out, then `go mod download` through the configured proxy into GOMODCACHE, where the offline
+ * install step's own `go mod download` finds every module. GOPROXY comes only as the exec's variable
+ * FORESIGHT_GOPROXY (it may carry credentials), GOFLAGS as FORESIGHT_GOFLAGS; go.sum checks what arrives.
+ */
+export function goDepsScript(): string {
+  return [
+    ...BUILD_USER_PREAMBLE,
+    ...CHECKOUT,
+    GO_EXPORT,
+    '[ -n "${FORESIGHT_GOPROXY:-}" ] || fail 1 "no FORESIGHT_GOPROXY in the go deps step"',
+    'export GOPROXY="$FORESIGHT_GOPROXY" GOFLAGS="${FORESIGHT_GOFLAGS:-}"',
+    'step "go mod download (GOPROXY from the configuration${GOFLAGS:+, GOFLAGS=$GOFLAGS}; $(go version))"',
+    "go mod download || fail $? 'go mod download'",
+    // go.mod and go.sum as committed, should this go have tidied them.
+    'git checkout -q -- . 2>/dev/null',
+    `echo "[foresight] modules downloaded: $(find ${GO_ENV.GOMODCACHE}/cache/download -name '*.zip' 2>/dev/null | wc -l) zips in ${GO_ENV.GOMODCACHE}"`,
+  ].join('\n');
 }

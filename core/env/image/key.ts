@@ -3,8 +3,8 @@ import { fingerprint } from '../../foundation/fingerprint.ts';
 import { git } from '../../foundation/git.ts';
 import { matchesAny } from '../../foundation/glob.ts';
 import { buildFields, type Recipe } from '../recipes/schema.ts';
-import { aptScript, depsScript, finishScript, goDepsScript, installScript, nodeScript, prepScript, STOP_SCRIPT } from './build-scripts.ts';
-import { goDepsKeyParts } from './go-deps.ts';
+import { aptScript, depsScript, finishScript, installScript, nodeScript, prepScript, STOP_SCRIPT } from './build-scripts.ts';
+import { goDepsKeyParts, goDepsScript } from './go-deps.ts';
 import { resolveNodeTools } from './node-dist.ts';
 import type { PackageSources } from './types.ts';
 
